@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Fails when the generated code under pkg/generated, the deepcopy functions or the CRD
+# manifest are stale: it regenerates them into a temporary tree and diffs.
+set -euo pipefail
+
+REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
+TMP="$(mktemp -d)"
+trap 'rm -rf "${TMP}"' EXIT
+
+OUTPUT_ROOT="${TMP}/tree" bash "${REPO_ROOT}/hack/update-codegen.sh" >/dev/null
+
+status=0
+for path in pkg/generated pkg/apis deploy/01-crd.yaml; do
+  if ! diff -Naupr "${REPO_ROOT}/${path}" "${TMP}/tree/${path}"; then
+    status=1
+  fi
+done
+if [[ ${status} -ne 0 ]]; then
+  echo "Generated files are stale: run hack/update-codegen.sh" >&2
+  exit 1
+fi
+echo "Generated files are up to date."

@@ -1,0 +1,236 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Monocle is one Monocle instance: an API with its web UI, a crawler and an Elasticsearch
+// database, configured by a config.yaml held in the spec. The operator creates and keeps
+// correct the Secrets, ConfigMap, StatefulSet, Deployments and Services the instance needs,
+// and reports their state in the status.
+//
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mon,categories=monocle
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
+// +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Monocle struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state of the Monocle instance.
+	// +optional
+	Spec MonocleSpec `json:"spec,omitempty"`
+	// Status is the state the operator observed, written by the operator only.
+	// +optional
+	Status MonocleStatus `json:"status,omitempty"`
+}
+
+// MonocleSpec is the desired state of a Monocle. Every field is optional: an empty spec
+// gives a working Monocle with one empty "demo" workspace. The fields publicURL,
+// storageClassName, storageSize, image and route come from the earlier operator (v0.0.2) and
+// keep their meaning.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storageClassName cannot be changed after creation: the Elasticsearch volume would have to be recreated, which loses its data",fieldPath=".storageClassName"
+type MonocleSpec struct {
+	// PublicURL is the external URL users reach the web UI and API at, given to the API as
+	// MONOCLE_PUBLIC_URL (used by the web app and for OIDC redirects). Defaults to
+	// https://<route.host> when route.host is set, else to the API Service's in-cluster URL
+	// http://<name>-api.<namespace>.svc:8080.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^\s/?#]+([/?#][^\s]*)?$`
+	PublicURL string `json:"publicURL,omitempty"`
+
+	// Image is the Monocle container image for the API, the crawler and maintenance Jobs.
+	// Defaults to quay.io/change-metrics/monocle:1.11.2. api.image and crawler.image
+	// override it per component.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+
+	// StorageClassName is the StorageClass of the Elasticsearch data volume. Empty means the
+	// cluster's default StorageClass. It cannot be changed after creation.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	StorageClassName string `json:"storageClassName,omitempty"`
+
+	// StorageSize is the size of the Elasticsearch data volume, a quantity such as "1Gi".
+	// Defaults to 1Gi.
+	// +optional
+	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
+
+	// Route holds the OpenShift Route settings of the earlier operator. This operator does not
+	// create Routes; route.host still sets the default publicURL (https://<host>).
+	// +optional
+	Route *RouteSpec `json:"route,omitempty"`
+
+	// Config is the content of Monocle's config.yaml: workspaces with their crawlers,
+	// projects, idents and groups, and the optional about and auth sections. Defaults to one
+	// workspace named "demo" with no crawlers. Tokens are never written here: a crawler names
+	// the environment variable holding its token (e.g. github_token: GITHUB_TOKEN) and
+	// secretRef provides it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1048576
+	Config string `json:"config,omitempty"`
+
+	// SecretRef names a Secret in the Monocle's namespace whose keys are loaded as
+	// environment variables into the API and the crawler: provider tokens (GITHUB_TOKEN,
+	// GITLAB_TOKEN, GERRIT_PASSWORD, BUGZILLA_TOKEN or the names config.yaml gives),
+	// MONOCLE_ADMIN_TOKEN, MONOCLE_OIDC_<NAME>_CLIENT_SECRET. The operator reads it but never
+	// creates, labels or changes it.
+	// +optional
+	SecretRef *SecretReference `json:"secretRef,omitempty"`
+
+	// API holds the settings of the API and web UI Deployment.
+	// +optional
+	API APISpec `json:"api,omitempty"`
+
+	// Crawler holds the settings of the crawler Deployment.
+	// +optional
+	Crawler CrawlerSpec `json:"crawler,omitempty"`
+
+	// Elasticsearch holds the settings of the Elasticsearch StatefulSet. Its volume is set by
+	// storageSize and storageClassName.
+	// +optional
+	Elasticsearch ElasticsearchSpec `json:"elasticsearch,omitempty"`
+}
+
+// RouteSpec is the earlier operator's OpenShift Route: the host it exposed the API at and
+// labels it put on the Route.
+type RouteSpec struct {
+	// Host is the DNS name the Monocle web UI is reached at.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Host string `json:"host,omitempty"`
+	// Labels were put on the Route object.
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// SecretReference names a Secret in the Monocle's own namespace.
+type SecretReference struct {
+	// Name is the Secret's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// APISpec is the API and web UI component: `monocle api`, listening on port 8080.
+type APISpec struct {
+	// Image overrides spec.image for the API.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+	// Replicas is the number of API pods. Defaults to 1; 0 stops the API.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=20
+	Replicas *int32 `json:"replicas,omitempty"`
+	// Title is the web UI title (MONOCLE_WEBAPP_TITLE). Defaults to Monocle's own, "Monocle".
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	Title string `json:"title,omitempty"`
+	// Resources are the API container's requests and limits. Defaults to requests of 100m
+	// CPU and 256Mi memory and a 1Gi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// CrawlerSpec is the crawler component: `monocle crawler`, always a single replica because
+// two crawlers at once are not known to be safe.
+type CrawlerSpec struct {
+	// Image overrides spec.image for the crawler.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+	// Resources are the crawler container's requests and limits. Defaults to requests of
+	// 50m CPU and 128Mi memory and a 512Mi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// ElasticsearchSpec is the Elasticsearch database: one single-node StatefulSet with a volume.
+type ElasticsearchSpec struct {
+	// Image is the Elasticsearch image. Defaults to
+	// docker.elastic.co/elasticsearch/elasticsearch:7.17.26. Monocle does not support
+	// Elasticsearch 8; stay on 7.17.x.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	Image string `json:"image,omitempty"`
+	// JavaOpts is ES_JAVA_OPTS, the JVM options, mostly the heap. Defaults to
+	// "-Xms512m -Xmx512m"; keep the heap at most half the memory limit.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	JavaOpts string `json:"javaOpts,omitempty"`
+	// Resources are the Elasticsearch container's requests and limits. Defaults to requests
+	// of 100m CPU and 1Gi memory and a 1Gi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+}
+
+// MonocleStatus is the state of a Monocle as the operator last observed it.
+type MonocleStatus struct {
+	// ObservedGeneration is the metadata.generation of the spec this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Conditions are the latest observations: Ready (every component is available),
+	// Progressing (a rollout is under way), Degraded (the operator cannot converge).
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Version is the Monocle version the API runs: the tag of its image.
+	// +optional
+	Version string `json:"version,omitempty"`
+	// URL is the public URL of the web UI, as given to the API.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// API is the state of the API Deployment.
+	// +optional
+	API ComponentStatus `json:"api,omitempty"`
+	// Crawler is the state of the crawler Deployment.
+	// +optional
+	Crawler ComponentStatus `json:"crawler,omitempty"`
+	// Elasticsearch is the state of the Elasticsearch StatefulSet.
+	// +optional
+	Elasticsearch ComponentStatus `json:"elasticsearch,omitempty"`
+}
+
+// ComponentStatus is the observed state of one component's workload.
+type ComponentStatus struct {
+	// Image is the image the component's pod template runs.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Replicas is the number of pods the spec asks for.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// ReadyReplicas is the number of pods that are ready and run the current pod template.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Ready is true when every desired pod is ready and up to date.
+	// +optional
+	Ready bool `json:"ready,omitempty"`
+}
+
+// MonocleList is a list of Monocles.
+//
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+type MonocleList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Monocles.
+	Items []Monocle `json:"items"`
+}
