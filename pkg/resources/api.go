@@ -1,0 +1,118 @@
+package resources
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// NewAPIDeployment builds the Deployment "<name>-api" running `monocle api` on port 8080.
+// The API creates or migrates its Elasticsearch indices before it listens, so its startup
+// probe allows ten minutes. A rolling update keeps every ready pod until its successor is
+// ready.
+func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
+	image := APIImage(m)
+	env := []corev1.EnvVar{
+		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
+		{Name: "MONOCLE_ELASTIC_URL", Value: ElasticURL(m)},
+		{Name: "MONOCLE_PUBLIC_URL", Value: PublicURL(m)},
+	}
+	if m.Spec.API.Title != "" {
+		env = append(env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: m.Spec.API.Title})
+	}
+	envFrom := []corev1.EnvFromSource{envFromSecret(SecretName(m))}
+	if m.Spec.SecretRef != nil {
+		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
+	}
+	container := corev1.Container{
+		Name:    ComponentAPI,
+		Image:   image,
+		Command: []string{"monocle", "api"},
+		Env:     env,
+		EnvFrom: envFrom,
+		Ports: []corev1.ContainerPort{
+			{Name: "http", ContainerPort: APIPort, Protocol: corev1.ProtocolTCP},
+		},
+		StartupProbe:   httpProbe("/health", "http", 10, 5, 60),
+		ReadinessProbe: httpProbe("/health", "http", 10, 5, 3),
+		LivenessProbe:  httpProbe("/health", "http", 20, 5, 3),
+		Resources:      resourcesOr(m.Spec.API.Resources, "100m", "256Mi", "1Gi"),
+	}
+	labels := Labels(m, ComponentAPI)
+	labels[VersionLabel] = versionLabel(image)
+	d := &appsv1.Deployment{
+		ObjectMeta: objectMeta(m, APIName(m), ComponentAPI),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(APIReplicas(m)),
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentAPI)},
+			Strategy: appsv1.DeploymentStrategy{
+				Type: appsv1.RollingUpdateDeploymentStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDeployment{
+					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+					MaxSurge:       ptr.To(intstr.FromInt32(1)),
+				},
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in)},
+				Spec:       monoclePodSpec(container, ConfigMapName(m)),
+			},
+		},
+	}
+	setSpecHash(&d.ObjectMeta, d.Spec)
+	return d
+}
+
+// NewAPIService builds the ClusterIP Service "<name>-api" on port 8080 in front of the API.
+func NewAPIService(m *monoclev1alpha1.Monocle) *corev1.Service {
+	return newService(m, APIName(m), ComponentAPI, "http", APIPort)
+}
+
+// newService builds a ClusterIP Service for one component, with one TCP port whose target is
+// the container port of the same name.
+func newService(m *monoclev1alpha1.Monocle, name, component, portName string, port int32) *corev1.Service {
+	s := &corev1.Service{
+		ObjectMeta: objectMeta(m, name, component),
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeClusterIP,
+			Selector: SelectorLabels(m, component),
+			Ports: []corev1.ServicePort{{
+				Name:       portName,
+				Port:       port,
+				TargetPort: intstr.FromString(portName),
+				Protocol:   corev1.ProtocolTCP,
+			}},
+		},
+	}
+	setSpecHash(&s.ObjectMeta, s.Spec)
+	return s
+}
+
+// versionLabel turns an image tag into a valid label value (at most 63 characters of
+// [A-Za-z0-9._-]); a digest keeps its first 63 hex characters.
+func versionLabel(image string) string {
+	tag := ImageTag(image)
+	out := make([]byte, 0, len(tag))
+	for i := 0; i < len(tag) && len(out) < 63; i++ {
+		c := tag[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '-', c == '_':
+			out = append(out, c)
+		}
+	}
+	// A label value must start and end with an alphanumeric character.
+	for len(out) > 0 && !isAlnum(out[0]) {
+		out = out[1:]
+	}
+	for len(out) > 0 && !isAlnum(out[len(out)-1]) {
+		out = out[:len(out)-1]
+	}
+	return string(out)
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

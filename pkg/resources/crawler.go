@@ -1,0 +1,64 @@
+package resources
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// NewCrawlerDeployment builds the Deployment "<name>-crawler" running `monocle crawler`. It
+// always has one replica and the Recreate strategy, because two crawlers at once are not known
+// to be safe. The crawler reaches the API through the API Service, authenticated by
+// CRAWLERS_API_KEY, and reads provider tokens from the user's Secret. Its /health on port
+// 9001 does not reflect crawl errors.
+func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
+	image := CrawlerImage(m)
+	env := []corev1.EnvVar{
+		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
+		// For the crawler MONOCLE_PUBLIC_URL is where it reaches the API.
+		{Name: "MONOCLE_PUBLIC_URL", Value: fmt.Sprintf("http://%s:%d", APIName(m), APIPort)},
+		{Name: CrawlersAPIKeyKey, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: SecretName(m)},
+			Key:                  CrawlersAPIKeyKey,
+		}}},
+	}
+	var envFrom []corev1.EnvFromSource
+	if m.Spec.SecretRef != nil {
+		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
+	}
+	container := corev1.Container{
+		Name:    ComponentCrawler,
+		Image:   image,
+		Command: []string{"monocle", "crawler"},
+		Env:     env,
+		EnvFrom: envFrom,
+		Ports: []corev1.ContainerPort{
+			{Name: "monitoring", ContainerPort: CrawlerPort, Protocol: corev1.ProtocolTCP},
+		},
+		StartupProbe:   httpProbe("/health", "monitoring", 5, 5, 60),
+		ReadinessProbe: httpProbe("/health", "monitoring", 10, 5, 3),
+		LivenessProbe:  httpProbe("/health", "monitoring", 30, 5, 3),
+		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
+	}
+	labels := Labels(m, ComponentCrawler)
+	labels[VersionLabel] = versionLabel(image)
+	d := &appsv1.Deployment{
+		ObjectMeta: objectMeta(m, CrawlerName(m), ComponentCrawler),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentCrawler)},
+			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in)},
+				Spec:       monoclePodSpec(container, ConfigMapName(m)),
+			},
+		},
+	}
+	setSpecHash(&d.ObjectMeta, d.Spec)
+	return d
+}

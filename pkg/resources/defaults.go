@@ -1,0 +1,144 @@
+package resources
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// Defaults applied when the Monocle spec leaves a field empty.
+const (
+	// DefaultMonocleImage is the Monocle release the operator runs by default.
+	DefaultMonocleImage = "quay.io/change-metrics/monocle:1.11.2"
+	// DefaultElasticsearchImage is the Elasticsearch the operator runs by default; Monocle
+	// supports Elasticsearch 7 only.
+	DefaultElasticsearchImage = "docker.elastic.co/elasticsearch/elasticsearch:7.17.26"
+	// DefaultStorageSize is the default size of the Elasticsearch volume.
+	DefaultStorageSize = "1Gi"
+	// DefaultJavaOpts is the default ES_JAVA_OPTS: a 512 MiB heap, half the default limit.
+	DefaultJavaOpts = "-Xms512m -Xmx512m"
+	// DefaultConfig is the config.yaml used when spec.config is empty: Monocle's minimal
+	// valid config, one workspace with no crawler.
+	DefaultConfig = "workspaces:\n  - name: demo\n    crawlers: []\n"
+)
+
+// Ports Monocle and Elasticsearch listen on (Monocle 1.11.2 defaults).
+const (
+	APIPort     = 8080
+	CrawlerPort = 9001
+	ElasticPort = 9200
+)
+
+// ConfigDir is where config.yaml is mounted; the ConfigMap is mounted as a directory, never
+// with subPath, which would never see updates.
+const ConfigDir = "/etc/monocle"
+
+// ConfigPath is the path of config.yaml in Monocle's containers (MONOCLE_CONFIG).
+const ConfigPath = ConfigDir + "/config.yaml"
+
+// ConfigKey is the ConfigMap key holding config.yaml.
+const ConfigKey = "config.yaml"
+
+// MonocleImage returns the image of a Monocle component: its override, else spec.image, else
+// DefaultMonocleImage.
+func MonocleImage(m *monoclev1alpha1.Monocle, override string) string {
+	switch {
+	case override != "":
+		return override
+	case m.Spec.Image != "":
+		return m.Spec.Image
+	default:
+		return DefaultMonocleImage
+	}
+}
+
+// APIImage is the image of the API container.
+func APIImage(m *monoclev1alpha1.Monocle) string { return MonocleImage(m, m.Spec.API.Image) }
+
+// CrawlerImage is the image of the crawler container.
+func CrawlerImage(m *monoclev1alpha1.Monocle) string { return MonocleImage(m, m.Spec.Crawler.Image) }
+
+// ElasticImage is the image of the Elasticsearch container.
+func ElasticImage(m *monoclev1alpha1.Monocle) string {
+	if m.Spec.Elasticsearch.Image != "" {
+		return m.Spec.Elasticsearch.Image
+	}
+	return DefaultElasticsearchImage
+}
+
+// ImageTag returns the tag of an image reference ("1.11.2" for
+// quay.io/change-metrics/monocle:1.11.2), the digest for a digest reference, or "latest" when
+// it has neither, as a container runtime reads it.
+func ImageTag(image string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return image[i+1:]
+	}
+	name := image[strings.LastIndex(image, "/")+1:]
+	if i := strings.LastIndex(name, ":"); i >= 0 {
+		return name[i+1:]
+	}
+	return "latest"
+}
+
+// Config returns the config.yaml content of m: spec.config, else DefaultConfig.
+func Config(m *monoclev1alpha1.Monocle) string {
+	if m.Spec.Config != "" {
+		return m.Spec.Config
+	}
+	return DefaultConfig
+}
+
+// APIReplicas is the number of API pods: spec.api.replicas, else 1.
+func APIReplicas(m *monoclev1alpha1.Monocle) int32 {
+	if m.Spec.API.Replicas != nil {
+		return *m.Spec.API.Replicas
+	}
+	return 1
+}
+
+// StorageSize is the requested size of the Elasticsearch volume: spec.storageSize, else
+// DefaultStorageSize.
+func StorageSize(m *monoclev1alpha1.Monocle) resource.Quantity {
+	if m.Spec.StorageSize != nil {
+		return m.Spec.StorageSize.DeepCopy()
+	}
+	return resource.MustParse(DefaultStorageSize)
+}
+
+// PublicURL is the external URL of the web UI: spec.publicURL, else https://<route.host>,
+// else the API Service's in-cluster URL.
+func PublicURL(m *monoclev1alpha1.Monocle) string {
+	switch {
+	case m.Spec.PublicURL != "":
+		return m.Spec.PublicURL
+	case m.Spec.Route != nil && m.Spec.Route.Host != "":
+		return "https://" + m.Spec.Route.Host
+	default:
+		return fmt.Sprintf("http://%s.%s.svc:%d", APIName(m), m.Namespace, APIPort)
+	}
+}
+
+// ElasticURL is the in-cluster URL of the Monocle's Elasticsearch (MONOCLE_ELASTIC_URL).
+func ElasticURL(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("http://%s:%d", ElasticName(m), ElasticPort)
+}
+
+// resourcesOr returns a copy of r, or the default requests and memory limit when r is nil.
+func resourcesOr(r *corev1.ResourceRequirements, cpu, memory, memoryLimit string) corev1.ResourceRequirements {
+	if r != nil {
+		return *r.DeepCopy()
+	}
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse(memory),
+		},
+		Limits: corev1.ResourceList{
+			corev1.ResourceMemory: resource.MustParse(memoryLimit),
+		},
+	}
+}

@@ -1,0 +1,112 @@
+package resources
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// ElasticDataVolume is the name of the Elasticsearch volume claim template; the PVC of
+// Monocle "x" is "data-x-elastic-0".
+const ElasticDataVolume = "data"
+
+// elasticUID is the uid and gid the Elasticsearch 7.17 image drops to. Setting it lets the pod
+// run with runAsNonRoot; fsGroup makes the data volume writable.
+const elasticUID = 1000
+
+// NewElasticService builds the ClusterIP Service "<name>-elastic" on port 9200, which the API
+// and janitor Jobs reach Elasticsearch through.
+func NewElasticService(m *monoclev1alpha1.Monocle) *corev1.Service {
+	return newService(m, ElasticName(m), ComponentElastic, "http", ElasticPort)
+}
+
+// ElasticPVCName is the name of the PVC the StatefulSet creates for Monocle m.
+func ElasticPVCName(m *monoclev1alpha1.Monocle) string {
+	return ElasticDataVolume + "-" + ElasticName(m) + "-0"
+}
+
+// NewElasticStatefulSet builds the single-node Elasticsearch StatefulSet "<name>-elastic"
+// with one PVC from its volume claim template. PVCs are retained when the StatefulSet is
+// deleted or scaled down: index data is only deleted by a user. Elasticsearch runs with
+// node.store.allow_mmap=false so it needs no privileged sysctl, and single-node discovery.
+func NewElasticStatefulSet(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
+	image := ElasticImage(m)
+	javaOpts := m.Spec.Elasticsearch.JavaOpts
+	if javaOpts == "" {
+		javaOpts = DefaultJavaOpts
+	}
+	container := corev1.Container{
+		Name:  ComponentElastic,
+		Image: image,
+		Env: []corev1.EnvVar{
+			{Name: "discovery.type", Value: "single-node"},
+			{Name: "node.store.allow_mmap", Value: "false"},
+			{Name: "ES_JAVA_OPTS", Value: javaOpts},
+		},
+		Ports: []corev1.ContainerPort{
+			{Name: "http", ContainerPort: ElasticPort, Protocol: corev1.ProtocolTCP},
+		},
+		StartupProbe: tcpProbe("http", 5, 5, 60),
+		// Ready once the cluster reaches yellow: a single node never has replicas for green.
+		ReadinessProbe:           httpProbe("/_cluster/health?wait_for_status=yellow&timeout=2s", "http", 10, 5, 3),
+		LivenessProbe:            tcpProbe("http", 20, 5, 3),
+		Resources:                resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi"),
+		VolumeMounts:             []corev1.VolumeMount{{Name: ElasticDataVolume, MountPath: "/usr/share/elasticsearch/data"}},
+		SecurityContext:          restrictedContainerSecurityContext(),
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+	podSecurity := restrictedPodSecurityContext()
+	podSecurity.RunAsUser = ptr.To[int64](elasticUID)
+	podSecurity.RunAsGroup = ptr.To[int64](elasticUID)
+	podSecurity.FSGroup = ptr.To[int64](elasticUID)
+
+	var storageClass *string
+	if m.Spec.StorageClassName != "" {
+		storageClass = ptr.To(m.Spec.StorageClassName)
+	}
+	labels := Labels(m, ComponentElastic)
+	labels[VersionLabel] = versionLabel(image)
+	s := &appsv1.StatefulSet{
+		ObjectMeta: objectMeta(m, ElasticName(m), ComponentElastic),
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To[int32](1),
+			ServiceName:         ElasticName(m),
+			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentElastic)},
+			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+			UpdateStrategy:      appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
+			PersistentVolumeClaimRetentionPolicy: &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
+				WhenDeleted: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
+			},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					Containers:                    []corev1.Container{container},
+					SecurityContext:               podSecurity,
+					AutomountServiceAccountToken:  ptr.To(false),
+					EnableServiceLinks:            ptr.To(false),
+					TerminationGracePeriodSeconds: ptr.To[int64](60),
+				},
+			},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{
+					Name:   ElasticDataVolume,
+					Labels: SelectorLabels(m, ComponentElastic),
+				},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: storageClass,
+					Resources: corev1.VolumeResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceStorage: StorageSize(m)},
+					},
+				},
+			}},
+		},
+	}
+	setSpecHash(&s.ObjectMeta, s.Spec)
+	return s
+}

@@ -1,0 +1,93 @@
+package resources
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// restrictedPodSecurityContext passes the "restricted" Pod Security Standard. The Monocle
+// image runs as uid 1000 (numeric USER), so runAsNonRoot alone is enough for it; the
+// Elasticsearch image starts as root and needs runAsUser/fsGroup set (see elasticPodSpec).
+func restrictedPodSecurityContext() *corev1.PodSecurityContext {
+	return &corev1.PodSecurityContext{
+		RunAsNonRoot:   ptr.To(true),
+		SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+}
+
+// restrictedContainerSecurityContext passes the "restricted" Pod Security Standard.
+func restrictedContainerSecurityContext() *corev1.SecurityContext {
+	return &corev1.SecurityContext{
+		AllowPrivilegeEscalation: ptr.To(false),
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+}
+
+// httpProbe returns an HTTP GET probe. Every numeric field is set, including those the API
+// server would default, so the live object compares equal to the built one.
+func httpProbe(path, port string, period, timeout, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{
+			HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString(port), Scheme: corev1.URISchemeHTTP},
+		},
+		PeriodSeconds:    period,
+		TimeoutSeconds:   timeout,
+		FailureThreshold: failures,
+		SuccessThreshold: 1,
+	}
+}
+
+// tcpProbe returns a TCP probe with every numeric field set.
+func tcpProbe(port string, period, timeout, failures int32) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString(port)}},
+		PeriodSeconds:    period,
+		TimeoutSeconds:   timeout,
+		FailureThreshold: failures,
+		SuccessThreshold: 1,
+	}
+}
+
+// configVolume mounts the ConfigMap as a directory: a subPath mount never sees updates.
+func configVolume(configMap string) (corev1.Volume, corev1.VolumeMount) {
+	return corev1.Volume{
+			Name: "config",
+			VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
+				DefaultMode:          ptr.To[int32](0o444),
+			}},
+		}, corev1.VolumeMount{
+			Name: "config", MountPath: ConfigDir, ReadOnly: true,
+		}
+}
+
+// envFromSecret loads every key of a Secret as environment variables.
+func envFromSecret(name string) corev1.EnvFromSource {
+	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
+}
+
+// podTemplateAnnotations carries the hashes of the data the pods read, so a change rolls them.
+func podTemplateAnnotations(in Inputs) map[string]string {
+	return map[string]string{
+		ConfigHashAnnotation: in.ConfigHash,
+		SecretHashAnnotation: in.SecretHash,
+	}
+}
+
+// monoclePodSpec is the pod spec shared by the API and the crawler.
+func monoclePodSpec(container corev1.Container, configMap string) corev1.PodSpec {
+	vol, mount := configVolume(configMap)
+	container.VolumeMounts = append(container.VolumeMounts, mount)
+	container.SecurityContext = restrictedContainerSecurityContext()
+	container.ImagePullPolicy = corev1.PullIfNotPresent
+	container.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+	return corev1.PodSpec{
+		Containers:                    []corev1.Container{container},
+		Volumes:                       []corev1.Volume{vol},
+		SecurityContext:               restrictedPodSecurityContext(),
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false),
+		TerminationGracePeriodSeconds: ptr.To[int64](30),
+	}
+}

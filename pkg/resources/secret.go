@@ -1,0 +1,70 @@
+package resources
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io"
+
+	corev1 "k8s.io/api/core/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// Keys of the generated Secret, read by Monocle from the environment.
+const (
+	// CrawlersAPIKeyKey is the key the crawler presents to the API; both processes die
+	// without it.
+	CrawlersAPIKeyKey = "CRAWLERS_API_KEY"
+	// JWKGenKeyKey signs the API's JWTs; Monocle replaces a value shorter than 64 characters
+	// with a random key per process, which breaks logins on restart and across replicas.
+	JWKGenKeyKey = "MONOCLE_JWK_GEN_KEY"
+)
+
+// GeneratedKeys are the Secret keys the operator generates once and never regenerates.
+var GeneratedKeys = []string{CrawlersAPIKeyKey, JWKGenKeyKey}
+
+// KeyLength is the length in characters of a generated key; Monocle needs at least 64 for
+// MONOCLE_JWK_GEN_KEY.
+const KeyLength = 64
+
+// NewKey reads 48 bytes from rand (crypto/rand.Reader in production) and returns them as 64
+// URL-safe base64 characters. It fails only if rand fails.
+func NewKey(rand io.Reader) (string, error) {
+	b := make([]byte, KeyLength*3/4)
+	if _, err := io.ReadFull(rand, b); err != nil {
+		return "", fmt.Errorf("reading random bytes: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// ValidKey reports whether a stored key value can be kept: at least KeyLength characters.
+func ValidKey(v []byte) bool { return len(v) >= KeyLength }
+
+// NewAPISecret builds the Secret "<name>-api" holding the generated keys. keys maps each of
+// GeneratedKeys to its value.
+func NewAPISecret(m *monoclev1alpha1.Monocle, keys map[string][]byte) *corev1.Secret {
+	data := make(map[string][]byte, len(GeneratedKeys))
+	for _, k := range GeneratedKeys {
+		data[k] = keys[k]
+	}
+	return &corev1.Secret{
+		ObjectMeta: objectMeta(m, SecretName(m), ComponentAPI),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       data,
+	}
+}
+
+// NewConfigMap builds the ConfigMap "<name>-api" holding config.yaml.
+func NewConfigMap(m *monoclev1alpha1.Monocle, config string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: objectMeta(m, ConfigMapName(m), ComponentAPI),
+		Data:       map[string]string{ConfigKey: config},
+	}
+}
+
+// ConfigHash is the hash of a config.yaml content, stamped on pod templates.
+func ConfigHash(config string) string { return Hash(config) }
+
+// SecretHash is the hash of the data of the Secrets that pods load, stamped on pod templates
+// so that a changed value rolls them. Each argument is one Secret's data; nil is allowed.
+func SecretHash(data ...map[string][]byte) string { return Hash(data) }
