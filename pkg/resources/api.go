@@ -24,7 +24,8 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	if m.Spec.API.Title != "" {
 		env = append(env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: m.Spec.API.Title})
 	}
-	envFrom := []corev1.EnvFromSource{envFromSecret(SecretName(m))}
+	env = append(env, secretKeyEnv(SecretName(m), CrawlersAPIKeyKey), secretKeyEnv(SecretName(m), JWKGenKeyKey))
+	var envFrom []corev1.EnvFromSource
 	if m.Spec.SecretRef != nil {
 		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
 	}

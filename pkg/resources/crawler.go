@@ -22,10 +22,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
 		// For the crawler MONOCLE_PUBLIC_URL is where it reaches the API.
 		{Name: "MONOCLE_PUBLIC_URL", Value: fmt.Sprintf("http://%s:%d", APIName(m), APIPort)},
-		{Name: CrawlersAPIKeyKey, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: SecretName(m)},
-			Key:                  CrawlersAPIKeyKey,
-		}}},
+		secretKeyEnv(SecretName(m), CrawlersAPIKeyKey),
 	}
 	var envFrom []corev1.EnvFromSource
 	if m.Spec.SecretRef != nil {

@@ -127,10 +127,21 @@ func ElasticURL(m *monoclev1alpha1.Monocle) string {
 	return fmt.Sprintf("http://%s:%d", ElasticName(m), ElasticPort)
 }
 
-// resourcesOr returns a copy of r, or the default requests and memory limit when r is nil.
+// resourcesOr returns a copy of r, or the default requests and memory limit when r is nil. A
+// limit without a request gets the limit as its request, as the API server would default it,
+// so the live object compares equal to the built one.
 func resourcesOr(r *corev1.ResourceRequirements, cpu, memory, memoryLimit string) corev1.ResourceRequirements {
 	if r != nil {
-		return *r.DeepCopy()
+		out := *r.DeepCopy()
+		for name, limit := range out.Limits {
+			if _, ok := out.Requests[name]; !ok {
+				if out.Requests == nil {
+					out.Requests = corev1.ResourceList{}
+				}
+				out.Requests[name] = limit.DeepCopy()
+			}
+		}
+		return out
 	}
 	return corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{

@@ -67,6 +67,15 @@ func envFromSecret(name string) corev1.EnvFromSource {
 	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
 }
 
+// secretKeyEnv sets the variable named key from the key of the same name in a Secret. Only the
+// generated keys are loaded this way, so keys others add to that Secret reach no pod.
+func secretKeyEnv(secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+		Key:                  key,
+	}}}
+}
+
 // podTemplateAnnotations carries the hashes of the data the pods read, so a change rolls them.
 func podTemplateAnnotations(in Inputs) map[string]string {
 	return map[string]string{

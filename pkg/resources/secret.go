@@ -65,6 +65,13 @@ func NewConfigMap(m *monoclev1alpha1.Monocle, config string) *corev1.ConfigMap {
 // ConfigHash is the hash of a config.yaml content, stamped on pod templates.
 func ConfigHash(config string) string { return Hash(config) }
 
-// SecretHash is the hash of the data of the Secrets that pods load, stamped on pod templates
-// so that a changed value rolls them. Each argument is one Secret's data; nil is allowed.
-func SecretHash(data ...map[string][]byte) string { return Hash(data) }
+// SecretHash is the hash of the Secret data that pods load, stamped on pod templates so that
+// a changed value rolls them: the generated keys of the Secret "<name>-api" (other keys there
+// reach no pod) followed by the whole data of each other Secret loaded with envFrom.
+func SecretHash(generated map[string][]byte, others ...map[string][]byte) string {
+	keys := make(map[string][]byte, len(GeneratedKeys))
+	for _, k := range GeneratedKeys {
+		keys[k] = generated[k]
+	}
+	return Hash(append([]map[string][]byte{keys}, others...))
+}

@@ -1,0 +1,290 @@
+// Command monocle-operator runs the Monocle operator: it watches Monocle custom resources and
+// keeps the Monocle deployments they describe correct. Several replicas may run; a Lease
+// elects the one that writes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/component-base/metrics/legacyregistry"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection" // leader election metrics
+	_ "k8s.io/component-base/metrics/prometheus/restclient"              // client-go request metrics
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"               // workqueue metrics
+	"k8s.io/klog/v2"
+
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
+	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// options are the command-line flags.
+type options struct {
+	kubeconfig    string
+	master        string
+	workers       int
+	qps           float64
+	burst         int
+	namespaces    string
+	resync        time.Duration
+	httpAddr      string
+	leaderElect   bool
+	leaseNS       string
+	leaseName     string
+	leaseDuration time.Duration
+	renewDeadline time.Duration
+	retryPeriod   time.Duration
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
+	flag.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
+	flag.IntVar(&o.workers, "workers", 2, "Number of Monocles synced at once.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Queries per second the operator's client may send to the API server.")
+	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries above kube-api-qps the client may send.")
+	flag.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty means all namespaces.")
+	flag.DurationVar(&o.resync, "resync-period", 10*time.Hour, "How often every Monocle is synced even without a change.")
+	flag.StringVar(&o.httpAddr, "http-address", ":8080", "Address serving /metrics, /healthz and /readyz. Empty disables it.")
+	flag.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader with a Lease so that only one replica writes.")
+	flag.StringVar(&o.leaseNS, "leader-election-namespace", "", "Namespace of the leader election Lease. Empty means the pod's namespace ($POD_NAMESPACE or the service account's).")
+	flag.StringVar(&o.leaseName, "leader-election-id", "monocle-operator", "Name of the leader election Lease.")
+	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
+	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits.")
+	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
+	flag.Parse()
+
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer cancel()
+	if err := run(ctx, o); err != nil {
+		klog.ErrorS(err, "Operator failed")
+		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
+	}
+	klog.Flush()
+}
+
+func run(ctx context.Context, o options) error {
+	logger := klog.FromContext(ctx)
+	cfg, err := restConfig(o)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
+	cfg.UserAgent = controller.ControllerName
+	kubeClient, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the Kubernetes client: %w", err)
+	}
+	monocleClient, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the Monocle client: %w", err)
+	}
+
+	controller.RegisterMetrics()
+	var controllers []*controller.Controller
+	var starters []func(<-chan struct{})
+	for _, ns := range splitNamespaces(o.namespaces) {
+		kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
+			kubeinformers.WithNamespace(ns),
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+				lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
+			}))
+		monocleFactory := informers.NewSharedInformerFactoryWithOptions(monocleClient, o.resync, informers.WithNamespace(ns))
+		queueName := "monocle"
+		if ns != "" {
+			queueName = "monocle_" + ns
+		}
+		c, err := controller.NewController(ctx, kubeClient, monocleClient, controller.Informers{
+			Monocles:     monocleFactory.Monocle().V1alpha1().Monocles(),
+			Secrets:      kubeFactory.Core().V1().Secrets(),
+			ConfigMaps:   kubeFactory.Core().V1().ConfigMaps(),
+			Services:     kubeFactory.Core().V1().Services(),
+			Deployments:  kubeFactory.Apps().V1().Deployments(),
+			StatefulSets: kubeFactory.Apps().V1().StatefulSets(),
+		}, queueName)
+		if err != nil {
+			return err
+		}
+		controllers = append(controllers, c)
+		starters = append(starters, kubeFactory.Start, monocleFactory.Start)
+	}
+
+	// Caches fill before this replica leads, so a standby takes over with warm caches.
+	for _, start := range starters {
+		start(ctx.Done())
+	}
+	if o.httpAddr != "" {
+		if err := serveHTTP(ctx, o.httpAddr, controllers); err != nil {
+			return err
+		}
+	}
+
+	runControllers := func(ctx context.Context) {
+		done := make(chan error, len(controllers))
+		for _, c := range controllers {
+			go func() { done <- c.Run(ctx, o.workers) }()
+		}
+		for range controllers {
+			if err := <-done; err != nil {
+				logger.Error(err, "Controller stopped")
+			}
+		}
+	}
+	if !o.leaderElect {
+		runControllers(ctx)
+		return nil
+	}
+	return runWithLeaderElection(ctx, o, kubeClient, runControllers)
+}
+
+// runWithLeaderElection runs fn while this process holds the Lease. The lease is released on
+// a clean shutdown (ReleaseOnCancel), so a rolling update hands over at once. A leader that
+// loses the lease any other way returns an error, so the process exits before another
+// leader's writes could interleave with its own.
+func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes.Interface, fn func(context.Context)) error {
+	logger := klog.FromContext(ctx)
+	ns := o.leaseNS
+	if ns == "" {
+		ns = podNamespace()
+	}
+	hostname, err := os.Hostname()
+	if err != nil {
+		return fmt.Errorf("reading the hostname for the leader identity: %w", err)
+	}
+	id := hostname + "_" + string(uuid.NewUUID())
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: o.leaseName, Namespace: ns},
+		Client:     kubeClient.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
+	}
+	var lost error
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock:            lock,
+		ReleaseOnCancel: true,
+		LeaseDuration:   o.leaseDuration,
+		RenewDeadline:   o.renewDeadline,
+		RetryPeriod:     o.retryPeriod,
+		Name:            o.leaseName,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) {
+				logger.Info("Started leading", "identity", id, "lease", klog.KRef(ns, o.leaseName))
+				fn(ctx)
+			},
+			OnStoppedLeading: func() {
+				if ctx.Err() == nil {
+					lost = errors.New("leader election lost")
+				}
+				logger.Info("Stopped leading", "identity", id)
+			},
+			OnNewLeader: func(current string) {
+				if current != id {
+					logger.Info("Another replica leads", "leader", current)
+				}
+			},
+		},
+	})
+	return lost
+}
+
+// restConfig loads the client configuration from --kubeconfig, $KUBECONFIG or the pod's
+// service account, in that order.
+func restConfig(o options) (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if o.kubeconfig != "" {
+		rules.ExplicitPath = o.kubeconfig
+	}
+	if o.kubeconfig == "" && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) == "" {
+		if cfg, err := rest.InClusterConfig(); err == nil {
+			return cfg, nil
+		}
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules,
+		&clientcmd.ConfigOverrides{ClusterInfo: clientcmdapi.Cluster{Server: o.master}}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the client configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// podNamespace is the namespace the operator runs in: $POD_NAMESPACE, else the service
+// account's, else "default" (out of cluster).
+func podNamespace() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns
+	}
+	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
+		return strings.TrimSpace(string(b))
+	}
+	return "default"
+}
+
+// splitNamespaces turns the --namespaces value into a list; "" (all namespaces) when empty.
+func splitNamespaces(s string) []string {
+	var out []string
+	for _, ns := range strings.Split(s, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	if len(out) == 0 {
+		return []string{""}
+	}
+	return out
+}
+
+// serveHTTP serves /metrics, /healthz (the process runs) and /readyz (every informer cache
+// has synced) until ctx ends.
+func serveHTTP(ctx context.Context, addr string, controllers []*controller.Controller) error {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", legacyregistry.Handler())
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		for _, c := range controllers {
+			if !c.HasSynced() {
+				http.Error(w, "informer caches not synced", http.StatusServiceUnavailable)
+				return
+			}
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	listener, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = server.Shutdown(shutdownCtx)
+	}()
+	go func() {
+		if err := server.Serve(listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			klog.ErrorS(err, "HTTP server stopped")
+		}
+	}()
+	klog.InfoS("Serving metrics and health", "address", listener.Addr().String())
+	return nil
+}

@@ -1,0 +1,228 @@
+// Package controller reconciles Monocle custom resources: for each Monocle it creates the
+// objects built by package resources, repairs them when they drift, and reports their state in
+// the Monocle's status. It follows kubernetes/sample-controller: informers feed a rate-limited
+// workqueue of Monocle keys, and syncHandler compares desired objects against lister caches.
+package controller
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	appslisters "k8s.io/client-go/listers/apps/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
+	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
+	listers "github.com/change-metrics/monocle-operator/pkg/generated/listers/monocle/v1alpha1"
+)
+
+// ControllerName is the event source and field manager of the operator.
+const ControllerName = "monocle-operator"
+
+// Controller reconciles Monocles. Create it with NewController and start it with Run.
+type Controller struct {
+	kubeclientset    kubernetes.Interface
+	monocleclientset clientset.Interface
+
+	monoclesLister     listers.MonocleLister
+	monoclesSynced     cache.InformerSynced
+	secretsLister      corelisters.SecretLister
+	secretsSynced      cache.InformerSynced
+	configMapsLister   corelisters.ConfigMapLister
+	configMapsSynced   cache.InformerSynced
+	servicesLister     corelisters.ServiceLister
+	servicesSynced     cache.InformerSynced
+	deploymentsLister  appslisters.DeploymentLister
+	deploymentsSynced  cache.InformerSynced
+	statefulSetsLister appslisters.StatefulSetLister
+	statefulSetsSynced cache.InformerSynced
+
+	secrets      kindClient[*corev1.Secret]
+	configMaps   kindClient[*corev1.ConfigMap]
+	services     kindClient[*corev1.Service]
+	deployments  kindClient[*appsv1.Deployment]
+	statefulSets kindClient[*appsv1.StatefulSet]
+
+	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
+	// processed by two workers at once.
+	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// recorder writes events on Monocles.
+	recorder record.EventRecorder
+	// random is the source of generated keys: crypto/rand.Reader outside tests.
+	random io.Reader
+}
+
+// Informers are the informers a Controller reads. The informers of owned kinds should be
+// filtered on resources.ManagedByLabel so their caches hold only what the operator created.
+type Informers struct {
+	Monocles     informers.MonocleInformer
+	Secrets      coreinformers.SecretInformer
+	ConfigMaps   coreinformers.ConfigMapInformer
+	Services     coreinformers.ServiceInformer
+	Deployments  appsinformers.DeploymentInformer
+	StatefulSets appsinformers.StatefulSetInformer
+}
+
+// NewController returns a Controller that watches the given informers and writes through the
+// given clients. queueName names the workqueue in metrics; it must be unique per process.
+// Events go to the API server through an event broadcaster stopped when ctx ends.
+func NewController(ctx context.Context, kubeclientset kubernetes.Interface, monocleclientset clientset.Interface, inf Informers, queueName string) (*Controller, error) {
+	logger := klog.FromContext(ctx)
+	utilruntime.Must(monoclescheme.AddToScheme(monoclescheme.Scheme))
+
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartStructuredLogging(4)
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kubeclientset.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(monoclescheme.Scheme, corev1.EventSource{Component: ControllerName})
+
+	c := &Controller{
+		kubeclientset:      kubeclientset,
+		monocleclientset:   monocleclientset,
+		monoclesLister:     inf.Monocles.Lister(),
+		monoclesSynced:     inf.Monocles.Informer().HasSynced,
+		secretsLister:      inf.Secrets.Lister(),
+		secretsSynced:      inf.Secrets.Informer().HasSynced,
+		configMapsLister:   inf.ConfigMaps.Lister(),
+		configMapsSynced:   inf.ConfigMaps.Informer().HasSynced,
+		servicesLister:     inf.Services.Lister(),
+		servicesSynced:     inf.Services.Informer().HasSynced,
+		deploymentsLister:  inf.Deployments.Lister(),
+		deploymentsSynced:  inf.Deployments.Informer().HasSynced,
+		statefulSetsLister: inf.StatefulSets.Lister(),
+		statefulSetsSynced: inf.StatefulSets.Informer().HasSynced,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
+		),
+		recorder: recorder,
+		random:   rand.Reader,
+	}
+	c.newKindClients()
+
+	logger.V(2).Info("Setting up event handlers", "queue", queueName)
+	if _, err := inf.Monocles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueMonocle,
+		UpdateFunc: func(_, newObj any) { c.enqueueMonocle(newObj) },
+		DeleteFunc: c.enqueueMonocle,
+	}); err != nil {
+		return nil, fmt.Errorf("adding Monocle event handler: %w", err)
+	}
+	ownedHandler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleObject,
+		UpdateFunc: c.handleObjectUpdate,
+		DeleteFunc: c.handleObject,
+	}
+	for name, informer := range map[string]cache.SharedIndexInformer{
+		"Secret":      inf.Secrets.Informer(),
+		"ConfigMap":   inf.ConfigMaps.Informer(),
+		"Service":     inf.Services.Informer(),
+		"Deployment":  inf.Deployments.Informer(),
+		"StatefulSet": inf.StatefulSets.Informer(),
+	} {
+		if _, err := informer.AddEventHandler(ownedHandler); err != nil {
+			return nil, fmt.Errorf("adding %s event handler: %w", name, err)
+		}
+	}
+	return c, nil
+}
+
+// Run waits for the informer caches to sync, then runs workers goroutines that process the
+// queue until ctx is cancelled; it returns once they have stopped. It fails only when the
+// caches cannot sync before ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	logger := klog.FromContext(ctx)
+
+	logger.Info("Waiting for informer caches to sync")
+	if ok := cache.WaitForCacheSync(ctx.Done(), c.HasSynced); !ok {
+		return errors.New("failed to wait for caches to sync")
+	}
+
+	logger.Info("Starting workers", "count", workers)
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			wait.UntilWithContext(ctx, c.runWorker, time.Second)
+		}()
+	}
+	<-ctx.Done()
+	logger.Info("Shutting down workers")
+	c.queue.ShutDown()
+	for range workers {
+		<-done
+	}
+	return nil
+}
+
+// HasSynced reports whether every informer cache the controller reads has synced; the
+// readiness endpoint uses it.
+func (c *Controller) HasSynced() bool {
+	for _, synced := range []cache.InformerSynced{
+		c.monoclesSynced, c.secretsSynced, c.configMapsSynced,
+		c.servicesSynced, c.deploymentsSynced, c.statefulSetsSynced,
+	} {
+		if !synced() {
+			return false
+		}
+	}
+	return true
+}
+
+// runWorker processes work items until the queue shuts down.
+func (c *Controller) runWorker(ctx context.Context) {
+	for c.processNextWorkItem(ctx) {
+	}
+}
+
+// processNextWorkItem syncs one Monocle key. A failed sync is requeued with rate limiting
+// (exponential backoff per key); a successful one resets the key's backoff.
+func (c *Controller) processNextWorkItem(ctx context.Context) bool {
+	key, shutdown := c.queue.Get()
+	if shutdown {
+		return false
+	}
+	defer c.queue.Done(key)
+
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "monocle", key)
+	start := time.Now()
+	err := c.syncHandler(klog.NewContext(ctx, logger), key)
+	syncDuration.Observe(time.Since(start).Seconds())
+	if err == nil {
+		syncsTotal.WithLabelValues("success").Inc()
+		c.queue.Forget(key)
+		return true
+	}
+	syncsTotal.WithLabelValues("error").Inc()
+	logger.Error(err, "Error syncing Monocle, requeuing", "retries", c.queue.NumRequeues(key))
+	c.queue.AddRateLimited(key)
+	return true
+}
+
+// monocleFor returns the Monocle in namespace ns named name, or nil when the cache has none.
+func (c *Controller) monocleFor(ns, name string) *monoclev1alpha1.Monocle {
+	m, err := c.monoclesLister.Monocles(ns).Get(name)
+	if err != nil {
+		return nil
+	}
+	return m
+}

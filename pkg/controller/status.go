@@ -1,0 +1,201 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Condition types of a Monocle, following the Kubernetes API conventions.
+const (
+	// ConditionReady is True when Elasticsearch, the API and the crawler all run the desired
+	// spec with every pod ready, and the operator met no problem.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while a workload rolls out a new spec.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the operator cannot converge the Monocle: a name taken
+	// by a foreign object, or API errors. The message says what to fix.
+	ConditionDegraded = "Degraded"
+)
+
+// Condition reasons. They are CamelCase, stable, and documented in the README.
+const (
+	ReasonAllComponentsReady = "AllComponentsReady"
+	ReasonComponentsNotReady = "ComponentsNotReady"
+	ReasonRollingOut         = "RollingOut"
+	ReasonRolloutComplete    = "RolloutComplete"
+	ReasonAsExpected         = "AsExpected"
+)
+
+// maxMessage bounds condition messages built from API errors.
+const maxMessage = 1024
+
+// updateMonocleStatus computes the status from what the sync observed and writes it with
+// UpdateStatus only when it differs from the cached one; it records an event when Ready
+// changes. m is the sync's own copy of the Monocle.
+func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, p problems) error {
+	status := computeStatus(m, obs, p)
+	readyValue := 0.0
+	if apimeta.IsStatusConditionTrue(status.Conditions, ConditionReady) {
+		readyValue = 1
+	}
+	monocleReady.WithLabelValues(m.Namespace, m.Name).Set(readyValue)
+	if equality.Semantic.DeepEqual(m.Status, status) {
+		return nil
+	}
+	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, ConditionReady)
+	m.Status = status
+	if _, err := c.monocleclientset.MonocleV1alpha1().Monocles(m.Namespace).UpdateStatus(ctx, m, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
+		return fmt.Errorf("updating status: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Updated Monocle status")
+	ready := apimeta.FindStatusCondition(status.Conditions, ConditionReady)
+	if wasReady == nil || wasReady.Status != ready.Status {
+		if ready.Status == metav1.ConditionTrue {
+			c.recorder.Event(m, corev1.EventTypeNormal, ReasonReady, ready.Message)
+		} else if wasReady != nil {
+			c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNotReady, "%s: %s", ready.Reason, ready.Message)
+		}
+	}
+	return nil
+}
+
+// computeStatus derives the status from m's previous status, the observed workloads and the
+// problems the sync met. It is pure; meta.SetStatusCondition keeps lastTransitionTime when
+// a condition's status does not change.
+func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monoclev1alpha1.MonocleStatus {
+	status := *m.Status.DeepCopy()
+	status.ObservedGeneration = m.Generation
+	status.URL = resources.PublicURL(m)
+	status.Elasticsearch = statefulSetStatus(obs.elastic)
+	status.API = deploymentStatus(obs.api)
+	status.Crawler = deploymentStatus(obs.crawler)
+	if status.API.Ready && status.API.Image != "" {
+		status.Version = resources.ImageTag(status.API.Image)
+	}
+
+	components := []struct {
+		name   string
+		status monoclev1alpha1.ComponentStatus
+		done   bool
+	}{
+		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(obs.elastic)},
+		{"api", status.API, deploymentRolledOut(obs.api)},
+		{"crawler", status.Crawler, deploymentRolledOut(obs.crawler)},
+	}
+	var notReady, rolling []string
+	for _, comp := range components {
+		if !comp.status.Ready {
+			notReady = append(notReady, fmt.Sprintf("%s %d/%d ready", comp.name, comp.status.ReadyReplicas, comp.status.Replicas))
+		}
+		if !comp.done {
+			rolling = append(rolling, comp.name)
+		}
+	}
+
+	degraded := metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
+		Message: "The operator converges every owned object"}
+	switch {
+	case len(p.conflicts) > 0:
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonNameConflict
+		degraded.Message = "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: " +
+			strings.Join(p.conflicts, ", ")
+	case len(p.failures) > 0:
+		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonSyncFailed
+		degraded.Message = truncate(p.failures[0].Error())
+	}
+
+	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonRolloutComplete,
+		Message: "Every workload runs the desired spec"}
+	if len(rolling) > 0 {
+		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonRollingOut
+		progressing.Message = "Rolling out: " + strings.Join(rolling, ", ")
+	}
+
+	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
+		Message: "Elasticsearch, the API and the crawler are ready"}
+	switch {
+	case degraded.Status == metav1.ConditionTrue:
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
+	case len(notReady) > 0:
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonComponentsNotReady
+		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
+	}
+
+	for _, cond := range []metav1.Condition{ready, progressing, degraded} {
+		cond.ObservedGeneration = m.Generation
+		apimeta.SetStatusCondition(&status.Conditions, cond)
+	}
+	return status
+}
+
+// deploymentStatus reports a Deployment's pods; Ready means its latest spec is observed and
+// exactly the desired number of pods run it, all ready.
+func deploymentStatus(d *appsv1.Deployment) monoclev1alpha1.ComponentStatus {
+	if d == nil {
+		return monoclev1alpha1.ComponentStatus{}
+	}
+	return monoclev1alpha1.ComponentStatus{
+		Image:         firstImage(&d.Spec.Template.Spec),
+		Replicas:      ptr.Deref(d.Spec.Replicas, 1),
+		ReadyReplicas: d.Status.ReadyReplicas,
+		Ready:         deploymentRolledOut(d) && d.Status.ReadyReplicas >= ptr.Deref(d.Spec.Replicas, 1),
+	}
+}
+
+// deploymentRolledOut reports whether every pod of d runs its latest spec.
+func deploymentRolledOut(d *appsv1.Deployment) bool {
+	if d == nil {
+		return false
+	}
+	want := ptr.Deref(d.Spec.Replicas, 1)
+	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want
+}
+
+// statefulSetStatus reports a StatefulSet's pods, like deploymentStatus.
+func statefulSetStatus(s *appsv1.StatefulSet) monoclev1alpha1.ComponentStatus {
+	if s == nil {
+		return monoclev1alpha1.ComponentStatus{}
+	}
+	return monoclev1alpha1.ComponentStatus{
+		Image:         firstImage(&s.Spec.Template.Spec),
+		Replicas:      ptr.Deref(s.Spec.Replicas, 1),
+		ReadyReplicas: s.Status.ReadyReplicas,
+		Ready:         statefulSetRolledOut(s) && s.Status.ReadyReplicas >= ptr.Deref(s.Spec.Replicas, 1),
+	}
+}
+
+// statefulSetRolledOut reports whether every pod of s runs its update revision.
+func statefulSetRolledOut(s *appsv1.StatefulSet) bool {
+	if s == nil {
+		return false
+	}
+	want := ptr.Deref(s.Spec.Replicas, 1)
+	return s.Status.ObservedGeneration >= s.Generation && s.Status.UpdatedReplicas == want &&
+		s.Status.Replicas == want && s.Status.CurrentRevision == s.Status.UpdateRevision
+}
+
+func firstImage(spec *corev1.PodSpec) string {
+	if len(spec.Containers) == 0 {
+		return ""
+	}
+	return spec.Containers[0].Image
+}
+
+func truncate(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return s[:maxMessage] + "…"
+}
