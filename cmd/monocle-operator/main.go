@@ -31,9 +31,9 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"               // workqueue metrics
 	"k8s.io/klog/v2"
 
+	"github.com/change-metrics/monocle-operator/pkg/controller"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
-	"github.com/change-metrics/monocle-operator/pkg/controller"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 

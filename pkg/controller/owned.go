@@ -173,7 +173,9 @@ func (c *Controller) newKindClients() {
 	}
 	c.deployments = kindClient[*appsv1.Deployment]{
 		kind: "Deployment",
-		get:  func(ns, name string) (*appsv1.Deployment, error) { return c.deploymentsLister.Deployments(ns).Get(name) },
+		get: func(ns, name string) (*appsv1.Deployment, error) {
+			return c.deploymentsLister.Deployments(ns).Get(name)
+		},
 		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return apps.Deployments(o.Namespace).Create(ctx, o, create)
 		},
@@ -185,7 +187,9 @@ func (c *Controller) newKindClients() {
 	}
 	c.statefulSets = kindClient[*appsv1.StatefulSet]{
 		kind: "StatefulSet",
-		get:  func(ns, name string) (*appsv1.StatefulSet, error) { return c.statefulSetsLister.StatefulSets(ns).Get(name) },
+		get: func(ns, name string) (*appsv1.StatefulSet, error) {
+			return c.statefulSetsLister.StatefulSets(ns).Get(name)
+		},
 		create: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 			return apps.StatefulSets(o.Namespace).Create(ctx, o, create)
 		},
