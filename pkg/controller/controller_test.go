@@ -38,6 +38,8 @@ type fixture struct {
 
 	monocles    []*monoclev1alpha1.Monocle
 	kubeobjects []runtime.Object
+	// uncached are objects the API server has but the label-filtered informers do not see.
+	uncached []runtime.Object
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -58,7 +60,7 @@ func (f *fixture) newController() *Controller {
 		objects = append(objects, m)
 	}
 	f.client = fake.NewSimpleClientset(objects...)
-	f.kubeclient = k8sfake.NewClientset(f.kubeobjects...)
+	f.kubeclient = k8sfake.NewClientset(append(append([]runtime.Object(nil), f.kubeobjects...), f.uncached...)...)
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
 	c, err := NewController(ctx, f.kubeclient, f.client, Informers{
@@ -348,18 +350,21 @@ func TestForeignObjectIsNotOverwritten(t *testing.T) {
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = []runtime.Object{foreign, foreignCrawler}
+	// Without our label, this one is invisible to the cache: only the create fails.
+	f.uncached = []runtime.Object{&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "demo-api", Namespace: m.Namespace}}}
 	kubeWrites, monocleWrites := f.run()
 	for _, d := range describe(kubeWrites) {
-		if strings.Contains(d, "deployments") {
-			t.Errorf("wrote a Deployment it does not control: %s", d)
+		if strings.Contains(d, "deployments") || strings.Contains(d, "update services") {
+			t.Errorf("wrote an object it does not control: %s", d)
 		}
 	}
 	expectActions(t, monocleWrites, "update monocles demo/status")
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
 	degraded := apimeta.FindStatusCondition(status.Conditions, ConditionDegraded)
 	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != ReasonNameConflict ||
-		!strings.Contains(degraded.Message, "Deployment demo-api") || !strings.Contains(degraded.Message, "Deployment demo-crawler") {
-		t.Errorf("Degraded = %+v, want True/NameConflict naming both Deployments", degraded)
+		!strings.Contains(degraded.Message, "Deployment demo-api") || !strings.Contains(degraded.Message, "Deployment demo-crawler") ||
+		!strings.Contains(degraded.Message, "Service demo-api") {
+		t.Errorf("Degraded = %+v, want True/NameConflict naming both Deployments and the Service", degraded)
 	}
 	if ready := apimeta.FindStatusCondition(status.Conditions, ConditionReady); ready.Status != metav1.ConditionFalse {
 		t.Errorf("Ready = %+v, want False", ready)
@@ -370,8 +375,8 @@ func TestForeignObjectIsNotOverwritten(t *testing.T) {
 			warnings++
 		}
 	}
-	if warnings != 2 {
-		t.Errorf("recorded %d NameConflict warnings, want 2", warnings)
+	if warnings != 3 {
+		t.Errorf("recorded %d NameConflict warnings, want 3", warnings)
 	}
 }
 

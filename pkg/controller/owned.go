@@ -27,9 +27,13 @@ type object interface {
 // also knows which fields of the kind the operator owns: drifted compares them, merge writes
 // them into a copy of the live object. Fields the operator does not set (and the ones the API
 // server defaults) are left as they are.
+//
+// get reads the lister cache; read asks the API server, for the rare object the filtered
+// cache cannot see.
 type kindClient[T object] struct {
 	kind    string
 	get     func(namespace, name string) (T, error)
+	read    func(ctx context.Context, namespace, name string) (T, error)
 	create  func(ctx context.Context, obj T) (T, error)
 	update  func(ctx context.Context, obj T) (T, error)
 	drifted func(desired, live T) bool
@@ -57,21 +61,26 @@ func ensure[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Mon
 	name := desired.GetName()
 	live, err := k.get(desired.GetNamespace(), name)
 	if apierrors.IsNotFound(err) {
-		created, err := k.create(ctx, desired)
-		if err != nil {
-			return zero, fmt.Errorf("creating %s %s: %w", k.kind, name, err)
+		created, createErr := k.create(ctx, desired)
+		if createErr == nil {
+			logger.V(2).Info("Created object", "kind", k.kind, "object", klog.KObj(created))
+			c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", k.kind, name)
+			return created, nil
 		}
-		logger.V(2).Info("Created object", "kind", k.kind, "object", klog.KObj(created))
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", k.kind, name)
-		return created, nil
-	}
-	if err != nil {
+		if !apierrors.IsAlreadyExists(createErr) {
+			return zero, fmt.Errorf("creating %s %s: %w", k.kind, name, createErr)
+		}
+		// Either the cache is behind, or the object lacks our label and so is invisible to
+		// the filtered informer: read it from the API server and carry on with it.
+		live, err = k.read(ctx, desired.GetNamespace(), name)
+		if err != nil {
+			return zero, fmt.Errorf("creating %s %s: %w (and reading it: %v)", k.kind, name, createErr, err)
+		}
+	} else if err != nil {
 		return zero, fmt.Errorf("reading %s %s from the cache: %w", k.kind, name, err)
 	}
 	if !isControlledBy(live, m) {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNameConflict,
-			"%s %s exists and is not controlled by this Monocle; it was left unchanged", k.kind, name)
-		return zero, &conflictError{kind: k.kind, name: name}
+		return zero, c.nameConflict(m, k.kind, name)
 	}
 	if !metadataDrifted(desired, live) && !k.drifted(desired, live) {
 		return live, nil
@@ -85,6 +94,14 @@ func ensure[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Mon
 	logger.V(2).Info("Updated object", "kind", k.kind, "object", klog.KObj(updated))
 	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdated, "Updated %s %s to the desired state", k.kind, name)
 	return updated, nil
+}
+
+// nameConflict records a Warning event for an object the Monocle needs but does not control,
+// and returns the *conflictError that the status reports.
+func (c *Controller) nameConflict(m *monoclev1alpha1.Monocle, kind, name string) error {
+	c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNameConflict,
+		"%s %s exists and is not controlled by this Monocle; it was left unchanged", kind, name)
+	return &conflictError{kind: kind, name: name}
 }
 
 // metadataDrifted reports whether live lacks one of desired's labels or carries another spec
@@ -132,6 +149,9 @@ func (c *Controller) newKindClients() {
 	c.secrets = kindClient[*corev1.Secret]{
 		kind: "Secret",
 		get:  func(ns, name string) (*corev1.Secret, error) { return c.secretsLister.Secrets(ns).Get(name) },
+		read: func(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+			return core.Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		},
 		create: func(ctx context.Context, o *corev1.Secret) (*corev1.Secret, error) {
 			return core.Secrets(o.Namespace).Create(ctx, o, create)
 		},
@@ -144,6 +164,9 @@ func (c *Controller) newKindClients() {
 	c.configMaps = kindClient[*corev1.ConfigMap]{
 		kind: "ConfigMap",
 		get:  func(ns, name string) (*corev1.ConfigMap, error) { return c.configMapsLister.ConfigMaps(ns).Get(name) },
+		read: func(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+			return core.ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		},
 		create: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return core.ConfigMaps(o.Namespace).Create(ctx, o, create)
 		},
@@ -162,6 +185,9 @@ func (c *Controller) newKindClients() {
 	c.services = kindClient[*corev1.Service]{
 		kind: "Service",
 		get:  func(ns, name string) (*corev1.Service, error) { return c.servicesLister.Services(ns).Get(name) },
+		read: func(ctx context.Context, ns, name string) (*corev1.Service, error) {
+			return core.Services(ns).Get(ctx, name, metav1.GetOptions{})
+		},
 		create: func(ctx context.Context, o *corev1.Service) (*corev1.Service, error) {
 			return core.Services(o.Namespace).Create(ctx, o, create)
 		},
@@ -176,6 +202,9 @@ func (c *Controller) newKindClients() {
 		get: func(ns, name string) (*appsv1.Deployment, error) {
 			return c.deploymentsLister.Deployments(ns).Get(name)
 		},
+		read: func(ctx context.Context, ns, name string) (*appsv1.Deployment, error) {
+			return apps.Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		},
 		create: func(ctx context.Context, o *appsv1.Deployment) (*appsv1.Deployment, error) {
 			return apps.Deployments(o.Namespace).Create(ctx, o, create)
 		},
@@ -189,6 +218,9 @@ func (c *Controller) newKindClients() {
 		kind: "StatefulSet",
 		get: func(ns, name string) (*appsv1.StatefulSet, error) {
 			return c.statefulSetsLister.StatefulSets(ns).Get(name)
+		},
+		read: func(ctx context.Context, ns, name string) (*appsv1.StatefulSet, error) {
+			return apps.StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 		},
 		create: func(ctx context.Context, o *appsv1.StatefulSet) (*appsv1.StatefulSet, error) {
 			return apps.StatefulSets(o.Namespace).Create(ctx, o, create)
