@@ -1,0 +1,195 @@
+// Package integration tests the operator against a real local control plane (see
+// test/localcluster): a real kube-apiserver with admission and Pod Security, the real
+// Deployment/StatefulSet controllers and garbage collector, and kwok playing the node. The
+// operator runs as its own binary, and the tests act through kubectl and the manifests in
+// deploy/, as a user would. Containers never start under kwok, so probes and Monocle's own
+// behaviour are not exercised here.
+package integration
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	"github.com/change-metrics/monocle-operator/test/localcluster"
+)
+
+// env is the cluster and operator shared by the tests of this package.
+var env struct {
+	repoRoot    string
+	cluster     *localcluster.Cluster
+	kubeconfig  string
+	kube        kubernetes.Interface
+	monocles    clientset.Interface
+	operatorLog string
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	code, err := setUp(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration set-up failed:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setUp(m *testing.M) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	root, err := localcluster.FindRepoRoot("")
+	if err != nil {
+		return 0, err
+	}
+	env.repoRoot = root
+	binDir, stagesDir, err := localcluster.EnsureBinaries(ctx, root)
+	if err != nil {
+		return 0, err
+	}
+	work, err := os.MkdirTemp("", "monocle-integration-")
+	if err != nil {
+		return 0, err
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, StagesDir: stagesDir, WorkDir: filepath.Join(work, "cluster")})
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+	}()
+	env.cluster = cluster
+	env.kubeconfig = cluster.Kubeconfig()
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		return 0, err
+	}
+	if env.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return 0, err
+	}
+	if env.monocles, err = clientset.NewForConfig(cfg); err != nil {
+		return 0, err
+	}
+
+	if out, err := kubectl("apply", "-f", filepath.Join(root, "deploy", "01-crd.yaml")); err != nil {
+		return 0, fmt.Errorf("applying the CRD: %v: %s", err, out)
+	}
+	if out, err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/monocles.monocle.monocle.change-metrics.io"); err != nil {
+		return 0, fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	}
+
+	operator := filepath.Join(work, "monocle-operator")
+	build := exec.CommandContext(ctx, "go", "build", "-o", operator, "./cmd/monocle-operator")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("building the operator: %v: %s", err, out)
+	}
+	env.operatorLog = filepath.Join(work, "operator.log")
+	logFile, err := os.Create(env.operatorLog)
+	if err != nil {
+		return 0, err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(operator, "--kubeconfig", env.kubeconfig, "--http-address", "127.0.0.1:0",
+		"--leader-election-namespace", "default", "--workers", "4", "-v", "2")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	defer func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}()
+
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "operator log: %s; cluster logs: %s/logs\n", env.operatorLog, cluster.WorkDir())
+		if os.Getenv("CI") != "" {
+			if b, err := os.ReadFile(env.operatorLog); err == nil {
+				fmt.Fprintf(os.Stderr, "--- operator log (tail) ---\n%s\n", tail(b, 200))
+			}
+		}
+	} else {
+		_ = os.RemoveAll(work)
+	}
+	return code, nil
+}
+
+// kubectl runs kubectl against the test cluster and returns its combined output.
+func kubectl(args ...string) (string, error) {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// kubectlStdin runs kubectl with stdin.
+func kubectlStdin(stdin string, args ...string) (string, error) {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// mustKubectl runs kubectl and fails the test on error.
+func mustKubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// needCluster skips a test in -short mode, where no cluster is started.
+func needCluster(t *testing.T) {
+	t.Helper()
+	if env.cluster == nil {
+		t.Skip("needs the local control plane; not started with -short")
+	}
+}
+
+// eventually polls check every 200ms until it returns nil or timeout passes, then fails the
+// test with check's last error.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = check(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after %s: %v", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func tail(b []byte, lines int) string {
+	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
