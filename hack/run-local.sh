@@ -24,7 +24,8 @@ cleanup() {
   fi
   go run ./hack/localcluster down --dir "${DIR}" || true
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'cleanup; exit 0' INT TERM
 
 go run ./hack/localcluster down --dir "${DIR}" >/dev/null 2>&1 || true
 go run ./hack/localcluster up --dir "${DIR}"

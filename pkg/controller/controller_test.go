@@ -259,7 +259,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	}
 
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
-	ready := apimeta.FindStatusCondition(status.Conditions, ConditionReady)
+	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonComponentsNotReady {
 		t.Errorf("Ready condition after creation = %+v, want False/%s", ready, ReasonComponentsNotReady)
 	}
@@ -273,14 +273,14 @@ func TestCreatesAllObjects(t *testing.T) {
 
 func TestConvergedReportsReady(t *testing.T) {
 	m, _ := converged(t, newMonocle("demo"))
-	ready := apimeta.FindStatusCondition(m.Status.Conditions, ConditionReady)
+	ready := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
 	if ready == nil || ready.Status != metav1.ConditionTrue {
 		t.Fatalf("Ready = %+v, want True", ready)
 	}
 	if m.Status.Version != "1.11.2" || !m.Status.API.Ready || !m.Status.Crawler.Ready || !m.Status.Elasticsearch.Ready {
 		t.Errorf("status = %+v", m.Status)
 	}
-	if p := apimeta.FindStatusCondition(m.Status.Conditions, ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {
+	if p := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {
 		t.Errorf("Progressing = %+v, want False", p)
 	}
 }
@@ -360,13 +360,13 @@ func TestForeignObjectIsNotOverwritten(t *testing.T) {
 	}
 	expectActions(t, monocleWrites, "update monocles demo/status")
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
-	degraded := apimeta.FindStatusCondition(status.Conditions, ConditionDegraded)
+	degraded := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionDegraded)
 	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != ReasonNameConflict ||
 		!strings.Contains(degraded.Message, "Deployment demo-api") || !strings.Contains(degraded.Message, "Deployment demo-crawler") ||
 		!strings.Contains(degraded.Message, "Service demo-api") {
 		t.Errorf("Degraded = %+v, want True/NameConflict naming both Deployments and the Service", degraded)
 	}
-	if ready := apimeta.FindStatusCondition(status.Conditions, ConditionReady); ready.Status != metav1.ConditionFalse {
+	if ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady); ready.Status != metav1.ConditionFalse {
 		t.Errorf("Ready = %+v, want False", ready)
 	}
 	var warnings int
@@ -471,7 +471,7 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	if status.ObservedGeneration != 2 {
 		t.Errorf("observedGeneration = %d, want 2", status.ObservedGeneration)
 	}
-	if p := apimeta.FindStatusCondition(status.Conditions, ConditionProgressing); p.Status != metav1.ConditionTrue {
+	if p := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionProgressing); p.Status != metav1.ConditionTrue {
 		t.Errorf("Progressing = %+v, want True during the rollout", p)
 	}
 	// The version changes only once the new pods are ready.

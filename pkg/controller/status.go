@@ -17,18 +17,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Condition types of a Monocle, following the Kubernetes API conventions.
-const (
-	// ConditionReady is True when Elasticsearch, the API and the crawler all run the desired
-	// spec with every pod ready, and the operator met no problem.
-	ConditionReady = "Ready"
-	// ConditionProgressing is True while a workload rolls out a new spec.
-	ConditionProgressing = "Progressing"
-	// ConditionDegraded is True when the operator cannot converge the Monocle: a name taken
-	// by a foreign object, or API errors. The message says what to fix.
-	ConditionDegraded = "Degraded"
-)
-
 // Condition reasons. They are CamelCase, stable, and documented in the README.
 const (
 	ReasonAllComponentsReady = "AllComponentsReady"
@@ -47,20 +35,20 @@ const maxMessage = 1024
 func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, p problems) error {
 	status := computeStatus(m, obs, p)
 	readyValue := 0.0
-	if apimeta.IsStatusConditionTrue(status.Conditions, ConditionReady) {
+	if apimeta.IsStatusConditionTrue(status.Conditions, monoclev1alpha1.ConditionReady) {
 		readyValue = 1
 	}
 	monocleReady.WithLabelValues(m.Namespace, m.Name).Set(readyValue)
 	if equality.Semantic.DeepEqual(m.Status, status) {
 		return nil
 	}
-	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, ConditionReady)
+	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
 	m.Status = status
 	if _, err := c.monocleclientset.MonocleV1alpha1().Monocles(m.Namespace).UpdateStatus(ctx, m, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
 		return fmt.Errorf("updating status: %w", err)
 	}
 	klog.FromContext(ctx).V(2).Info("Updated Monocle status")
-	ready := apimeta.FindStatusCondition(status.Conditions, ConditionReady)
+	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
 	if wasReady == nil || wasReady.Status != ready.Status {
 		if ready.Status == metav1.ConditionTrue {
 			c.recorder.Event(m, corev1.EventTypeNormal, ReasonReady, ready.Message)
@@ -104,7 +92,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		}
 	}
 
-	degraded := metav1.Condition{Type: ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
+	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
 		Message: "The operator converges every owned object"}
 	switch {
 	case len(p.conflicts) > 0:
@@ -116,14 +104,14 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		degraded.Message = truncate(p.failures[0].Error())
 	}
 
-	progressing := metav1.Condition{Type: ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonRolloutComplete,
+	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonRolloutComplete,
 		Message: "Every workload runs the desired spec"}
 	if len(rolling) > 0 {
 		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonRollingOut
 		progressing.Message = "Rolling out: " + strings.Join(rolling, ", ")
 	}
 
-	ready := metav1.Condition{Type: ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
+	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
 	switch {
 	case degraded.Status == metav1.ConditionTrue:

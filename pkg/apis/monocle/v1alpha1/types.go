@@ -198,6 +198,12 @@ type MonocleStatus struct {
 	// URL is the public URL of the web UI, as given to the API.
 	// +optional
 	URL string `json:"url,omitempty"`
+	// ConfigHash is the hash of the config.yaml the pods run with: the last valid config.
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
+	// UpdateIdents is the last `monocle janitor update-idents` Job, run after a config change.
+	// +optional
+	UpdateIdents *MaintenanceJobStatus `json:"updateIdents,omitempty"`
 	// API is the state of the API Deployment.
 	// +optional
 	API ComponentStatus `json:"api,omitempty"`
@@ -224,6 +230,70 @@ type ComponentStatus struct {
 	// +optional
 	Ready bool `json:"ready,omitempty"`
 }
+
+// MaintenanceJobStatus is the state of a maintenance Job the operator ran.
+type MaintenanceJobStatus struct {
+	// Name is the Job's name.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// ConfigHash is the hash of the config.yaml the Job ran with.
+	// +optional
+	ConfigHash string `json:"configHash,omitempty"`
+	// Phase is Running, Succeeded or Failed.
+	// +optional
+	Phase JobPhase `json:"phase,omitempty"`
+	// StartTime is when the Job started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the Job succeeded or failed.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Message explains a failure.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// JobPhase is the phase of a maintenance Job.
+// +kubebuilder:validation:Enum=Running;Succeeded;Failed
+type JobPhase string
+
+// Phases of a maintenance Job.
+const (
+	JobRunning   JobPhase = "Running"
+	JobSucceeded JobPhase = "Succeeded"
+	JobFailed    JobPhase = "Failed"
+)
+
+// PausedAnnotation on a Monocle, set to "true", makes the operator leave the Monocle's objects
+// alone (for manual maintenance); the Paused condition shows it. Removing it resumes.
+const PausedAnnotation = "monocle.change-metrics.io/paused"
+
+// Condition types of a Monocle, following the Kubernetes API conventions.
+const (
+	// ConditionReady is True when Elasticsearch, the API and the crawler all run the desired
+	// spec with every pod ready, and the operator met no problem.
+	ConditionReady = "Ready"
+	// ConditionProgressing is True while a workload rolls out a new spec.
+	ConditionProgressing = "Progressing"
+	// ConditionDegraded is True when the operator cannot converge the Monocle: a name taken
+	// by a foreign object, an invalid config, a missing Secret, a refused change, or API
+	// errors. The message says what to fix.
+	ConditionDegraded = "Degraded"
+	// ConditionConfigValid is False when spec.config is not a config.yaml Monocle accepts;
+	// the pods keep running the last valid config.
+	ConditionConfigValid = "ConfigValid"
+	// ConditionSecretsReady is False when the Secret named by spec.secretRef is missing or
+	// lacks a token variable config.yaml names; nothing is rolled until it is fixed.
+	ConditionSecretsReady = "SecretsReady"
+	// ConditionIdentsUpdated reports the last update-idents Job: True when it succeeded, False
+	// while it runs or when it failed.
+	ConditionIdentsUpdated = "IdentsUpdated"
+	// ConditionStorageReady is False while the Elasticsearch volume is being expanded or when
+	// a storage change cannot be applied in place.
+	ConditionStorageReady = "StorageReady"
+	// ConditionPaused is True while the Monocle carries PausedAnnotation.
+	ConditionPaused = "Paused"
+)
 
 // MonocleList is a list of Monocles.
 //
