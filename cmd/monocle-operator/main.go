@@ -18,7 +18,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -33,8 +32,6 @@ import (
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
-	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
-	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // options are the command-line flags.
@@ -101,32 +98,9 @@ func run(ctx context.Context, o options) error {
 	}
 
 	controller.RegisterMetrics()
-	var controllers []*controller.Controller
-	var starters []func(<-chan struct{})
-	for _, ns := range splitNamespaces(o.namespaces) {
-		kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
-			kubeinformers.WithNamespace(ns),
-			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-				lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
-			}))
-		monocleFactory := informers.NewSharedInformerFactoryWithOptions(monocleClient, o.resync, informers.WithNamespace(ns))
-		queueName := "monocle"
-		if ns != "" {
-			queueName = "monocle_" + ns
-		}
-		c, err := controller.NewController(ctx, kubeClient, monocleClient, controller.Informers{
-			Monocles:     monocleFactory.Monocle().V1alpha1().Monocles(),
-			Secrets:      kubeFactory.Core().V1().Secrets(),
-			ConfigMaps:   kubeFactory.Core().V1().ConfigMaps(),
-			Services:     kubeFactory.Core().V1().Services(),
-			Deployments:  kubeFactory.Apps().V1().Deployments(),
-			StatefulSets: kubeFactory.Apps().V1().StatefulSets(),
-		}, queueName)
-		if err != nil {
-			return err
-		}
-		controllers = append(controllers, c)
-		starters = append(starters, kubeFactory.Start, monocleFactory.Start)
+	controllers, starters, err := newControllers(ctx, o, kubeClient, monocleClient)
+	if err != nil {
+		return err
 	}
 
 	// Caches fill before this replica leads, so a standby takes over with warm caches.

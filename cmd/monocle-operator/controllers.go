@@ -1,0 +1,48 @@
+package main
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubeinformers "k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/change-metrics/monocle-operator/pkg/controller"
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// newControllers builds one controller per watched namespace (one for all namespaces when
+// --namespaces is empty), each with its own informer factories, and returns the functions
+// that start those factories.
+func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interface, monocleClient clientset.Interface) ([]*controller.Controller, []func(<-chan struct{}), error) {
+	var controllers []*controller.Controller
+	var starters []func(<-chan struct{})
+	for _, ns := range splitNamespaces(o.namespaces) {
+		kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
+			kubeinformers.WithNamespace(ns),
+			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+				lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
+			}))
+		monocleFactory := informers.NewSharedInformerFactoryWithOptions(monocleClient, o.resync, informers.WithNamespace(ns))
+		queueName := "monocle"
+		if ns != "" {
+			queueName = "monocle_" + ns
+		}
+		c, err := controller.NewController(ctx, kubeClient, monocleClient, controller.Informers{
+			Monocles:     monocleFactory.Monocle().V1alpha1().Monocles(),
+			Secrets:      kubeFactory.Core().V1().Secrets(),
+			ConfigMaps:   kubeFactory.Core().V1().ConfigMaps(),
+			Services:     kubeFactory.Core().V1().Services(),
+			Deployments:  kubeFactory.Apps().V1().Deployments(),
+			StatefulSets: kubeFactory.Apps().V1().StatefulSets(),
+		}, queueName)
+		if err != nil {
+			return nil, nil, err
+		}
+		controllers = append(controllers, c)
+		starters = append(starters, kubeFactory.Start, monocleFactory.Start)
+	}
+	return controllers, starters, nil
+}
