@@ -13,12 +13,14 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -53,7 +55,7 @@ type options struct {
 }
 
 func main() {
-	klog.InitFlags(nil)
+	logConfig := addLoggingFlags(flag.CommandLine)
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
 	flag.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
@@ -70,6 +72,10 @@ func main() {
 	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits.")
 	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	flag.Parse()
+	if err := applyLogging(logConfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()
@@ -86,8 +92,14 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	id, err := identity()
+	if err != nil {
+		return err
+	}
 	cfg.QPS, cfg.Burst = float32(o.qps), o.burst
-	cfg.UserAgent = controller.ControllerName
+	// The identity in the user agent tells the replicas apart in the API server's audit log.
+	cfg.UserAgent = controller.ControllerName + "/" + id
+	logger.Info("Starting", "identity", id, "userAgent", cfg.UserAgent)
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
@@ -98,7 +110,11 @@ func run(ctx context.Context, o options) error {
 	}
 
 	controller.RegisterMetrics()
-	controllers, starters, err := newControllers(ctx, o, kubeClient, monocleClient)
+	metadataClient, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the metadata client: %w", err)
+	}
+	controllers, starters, err := newControllers(ctx, o, kubeClient, monocleClient, metadataClient)
 	if err != nil {
 		return err
 	}
@@ -107,8 +123,14 @@ func run(ctx context.Context, o options) error {
 	for _, start := range starters {
 		start(ctx.Done())
 	}
+	var watchdog *leaderelection.HealthzAdaptor
+	if o.leaderElect {
+		// /healthz fails when this replica leads but has not renewed its lease for a lease
+		// duration plus this slack: the kubelet then restarts a leader whose renewals hang.
+		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
+	}
 	if o.httpAddr != "" {
-		if err := serveHTTP(ctx, o.httpAddr, controllers); err != nil {
+		if err := serveHTTP(ctx, o.httpAddr, controllers, watchdog); err != nil {
 			return err
 		}
 	}
@@ -128,45 +150,78 @@ func run(ctx context.Context, o options) error {
 		runControllers(ctx)
 		return nil
 	}
-	return runWithLeaderElection(ctx, o, kubeClient, runControllers)
+	return runWithLeaderElection(ctx, o, id, cfg, watchdog, runControllers)
 }
 
-// runWithLeaderElection runs fn while this process holds the Lease. The lease is released on
-// a clean shutdown (ReleaseOnCancel), so a rolling update hands over at once. A leader that
-// loses the lease any other way returns an error, so the process exits before another
-// leader's writes could interleave with its own.
-func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes.Interface, fn func(context.Context)) error {
+// runWithLeaderElection runs fn while this process holds the Lease, until ctx ends. On a
+// clean shutdown fn is stopped first and the lease released after it has returned
+// (ReleaseOnCancel), so a rolling update hands over in about a retry period and the next
+// leader's writes never interleave with this one's. A leader that fails to renew its lease
+// stops fn at once and returns an error, so that the process exits.
+func runWithLeaderElection(ctx context.Context, o options, id string, cfg *rest.Config, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	ns := o.leaseNS
 	if ns == "" {
 		ns = podNamespace()
 	}
-	hostname, err := os.Hostname()
+	// A client of its own, so that renewals never wait behind the controllers' requests in
+	// the client-side rate limiter.
+	leaseClient, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
 	if err != nil {
-		return fmt.Errorf("reading the hostname for the leader identity: %w", err)
+		return fmt.Errorf("building the leader election client: %w", err)
 	}
-	id := hostname + "_" + string(uuid.NewUUID())
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: o.leaseName, Namespace: ns},
-		Client:     kubeClient.CoordinationV1(),
+		Client:     leaseClient.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
+
+	// client-go releases the lease as soon as the context of the election ends, whether or
+	// not OnStartedLeading has returned. So the election gets a context of its own, ended by
+	// a shutdown only while this replica does not lead, and otherwise once fn has returned.
+	electionCtx, endElection := context.WithCancel(context.WithoutCancel(ctx))
+	defer endElection()
+	var mu sync.Mutex
+	leading := false
+	stopAfterShutdown := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !leading {
+			endElection()
+		}
+	})
+	defer stopAfterShutdown()
+
 	var lost error
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock:            lock,
 		ReleaseOnCancel: true,
 		LeaseDuration:   o.leaseDuration,
 		RenewDeadline:   o.renewDeadline,
 		RetryPeriod:     o.retryPeriod,
 		Name:            o.leaseName,
+		WatchDog:        watchdog,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) {
+			OnStartedLeading: func(leaderCtx context.Context) {
+				defer endElection()
+				mu.Lock()
+				if ctx.Err() != nil {
+					mu.Unlock()
+					return
+				}
+				leading = true
+				mu.Unlock()
 				logger.Info("Started leading", "identity", id, "lease", klog.KRef(ns, o.leaseName))
-				fn(ctx)
+				// leaderCtx ends when the lease is lost; ctx when the process is asked to stop.
+				workCtx, stop := context.WithCancel(leaderCtx)
+				defer stop()
+				defer context.AfterFunc(ctx, stop)()
+				fn(workCtx)
 			},
 			OnStoppedLeading: func() {
 				if ctx.Err() == nil {
-					lost = errors.New("leader election lost")
+					lost = fmt.Errorf("leader election lost: lease %s/%s was not renewed in time", ns, o.leaseName)
+					return
 				}
 				logger.Info("Stopped leading", "identity", id)
 			},
@@ -177,7 +232,25 @@ func runWithLeaderElection(ctx context.Context, o options, kubeClient kubernetes
 			},
 		},
 	})
+	if err != nil {
+		return fmt.Errorf("invalid leader election flags: %w", err)
+	}
+	if watchdog != nil {
+		watchdog.SetLeaderElection(le)
+	}
+	le.Run(electionCtx)
 	return lost
+}
+
+// identity names this process in the leader election Lease and in its user agent: the host
+// name (the pod's name in a cluster) and a random UUID, unique even when two replicas share
+// a host, as they do out of cluster.
+func identity() (string, error) {
+	hostname, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("reading the hostname for the leader identity: %w", err)
+	}
+	return hostname + "_" + string(uuid.NewUUID()), nil
 }
 
 // restConfig loads the client configuration from --kubeconfig, $KUBECONFIG or the pod's
@@ -226,12 +299,19 @@ func splitNamespaces(s string) []string {
 	return out
 }
 
-// serveHTTP serves /metrics, /healthz (the process runs) and /readyz (every informer cache
-// has synced) until ctx ends.
-func serveHTTP(ctx context.Context, addr string, controllers []*controller.Controller) error {
+// serveHTTP serves /metrics, /healthz (the process runs and, as a leader, renews its
+// lease: watchdog, nil without leader election) and /readyz (every informer cache has
+// synced) until ctx ends.
+func serveHTTP(ctx context.Context, addr string, controllers []*controller.Controller, watchdog *leaderelection.HealthzAdaptor) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if watchdog != nil {
+			if err := watchdog.Check(r); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+		}
 		_, _ = w.Write([]byte("ok"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {

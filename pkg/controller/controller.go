@@ -14,14 +14,20 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
+	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
+	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -30,7 +36,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
-	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
+	monocleinformers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
 	listers "github.com/change-metrics/monocle-operator/pkg/generated/listers/monocle/v1alpha1"
 )
 
@@ -54,12 +60,28 @@ type Controller struct {
 	deploymentsSynced  cache.InformerSynced
 	statefulSetsLister appslisters.StatefulSetLister
 	statefulSetsSynced cache.InformerSynced
+	jobsLister         batchlisters.JobLister
+	jobsSynced         cache.InformerSynced
+	pdbsLister         policylisters.PodDisruptionBudgetLister
+	pdbsSynced         cache.InformerSynced
+	pvcsLister         corelisters.PersistentVolumeClaimLister
+	pvcsSynced         cache.InformerSynced
+	// secretMetadataLister holds the metadata of every Secret: enough to notice a change of
+	// a user Secret named by spec.secretRef without caching any Secret's data.
+	secretMetadataLister cache.GenericLister
+	secretMetadataSynced cache.InformerSynced
+	// monocleIndexer finds the Monocles that reference a Secret (secretRefIndex).
+	monocleIndexer cache.Indexer
+	// userSecrets remembers the data hash and keys of each referenced Secret at a
+	// resourceVersion, so an unchanged Secret is not read again.
+	userSecrets *userSecretCache
 
 	secrets      kindClient[*corev1.Secret]
 	configMaps   kindClient[*corev1.ConfigMap]
 	services     kindClient[*corev1.Service]
 	deployments  kindClient[*appsv1.Deployment]
 	statefulSets kindClient[*appsv1.StatefulSet]
+	pdbs         kindClient[*policyv1.PodDisruptionBudget]
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.
@@ -73,12 +95,18 @@ type Controller struct {
 // Informers are the informers a Controller reads. The informers of owned kinds should be
 // filtered on resources.ManagedByLabel so their caches hold only what the operator created.
 type Informers struct {
-	Monocles     informers.MonocleInformer
-	Secrets      coreinformers.SecretInformer
-	ConfigMaps   coreinformers.ConfigMapInformer
-	Services     coreinformers.ServiceInformer
-	Deployments  appsinformers.DeploymentInformer
-	StatefulSets appsinformers.StatefulSetInformer
+	Monocles               monocleinformers.MonocleInformer
+	Secrets                coreinformers.SecretInformer
+	ConfigMaps             coreinformers.ConfigMapInformer
+	Services               coreinformers.ServiceInformer
+	Deployments            appsinformers.DeploymentInformer
+	StatefulSets           appsinformers.StatefulSetInformer
+	Jobs                   batchinformers.JobInformer
+	PodDisruptionBudgets   policyinformers.PodDisruptionBudgetInformer
+	PersistentVolumeClaims coreinformers.PersistentVolumeClaimInformer
+	// SecretMetadata is a metadata-only informer of Secrets (all of them, not only the
+	// operator's), from k8s.io/client-go/metadata/metadatainformer.
+	SecretMetadata informers.GenericInformer
 }
 
 // NewController returns a Controller that watches the given informers and writes through the
@@ -94,20 +122,30 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 	recorder := broadcaster.NewRecorder(monoclescheme.Scheme, corev1.EventSource{Component: ControllerName})
 
 	c := &Controller{
-		kubeclientset:      kubeclientset,
-		monocleclientset:   monocleclientset,
-		monoclesLister:     inf.Monocles.Lister(),
-		monoclesSynced:     inf.Monocles.Informer().HasSynced,
-		secretsLister:      inf.Secrets.Lister(),
-		secretsSynced:      inf.Secrets.Informer().HasSynced,
-		configMapsLister:   inf.ConfigMaps.Lister(),
-		configMapsSynced:   inf.ConfigMaps.Informer().HasSynced,
-		servicesLister:     inf.Services.Lister(),
-		servicesSynced:     inf.Services.Informer().HasSynced,
-		deploymentsLister:  inf.Deployments.Lister(),
-		deploymentsSynced:  inf.Deployments.Informer().HasSynced,
-		statefulSetsLister: inf.StatefulSets.Lister(),
-		statefulSetsSynced: inf.StatefulSets.Informer().HasSynced,
+		kubeclientset:        kubeclientset,
+		monocleclientset:     monocleclientset,
+		monoclesLister:       inf.Monocles.Lister(),
+		monoclesSynced:       inf.Monocles.Informer().HasSynced,
+		secretsLister:        inf.Secrets.Lister(),
+		secretsSynced:        inf.Secrets.Informer().HasSynced,
+		configMapsLister:     inf.ConfigMaps.Lister(),
+		configMapsSynced:     inf.ConfigMaps.Informer().HasSynced,
+		servicesLister:       inf.Services.Lister(),
+		servicesSynced:       inf.Services.Informer().HasSynced,
+		deploymentsLister:    inf.Deployments.Lister(),
+		deploymentsSynced:    inf.Deployments.Informer().HasSynced,
+		statefulSetsLister:   inf.StatefulSets.Lister(),
+		statefulSetsSynced:   inf.StatefulSets.Informer().HasSynced,
+		jobsLister:           inf.Jobs.Lister(),
+		jobsSynced:           inf.Jobs.Informer().HasSynced,
+		pdbsLister:           inf.PodDisruptionBudgets.Lister(),
+		pdbsSynced:           inf.PodDisruptionBudgets.Informer().HasSynced,
+		pvcsLister:           inf.PersistentVolumeClaims.Lister(),
+		pvcsSynced:           inf.PersistentVolumeClaims.Informer().HasSynced,
+		secretMetadataLister: inf.SecretMetadata.Lister(),
+		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,
+		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
+		userSecrets:          newUserSecretCache(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -116,6 +154,13 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		random:   rand.Reader,
 	}
 	c.newKindClients()
+
+	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef}); err != nil {
+		return nil, fmt.Errorf("adding the Monocle secretRef index: %w", err)
+	}
+	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
+		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
+	}
 
 	logger.V(2).Info("Setting up event handlers", "queue", queueName)
 	if _, err := inf.Monocles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -131,15 +176,32 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		DeleteFunc: c.handleObject,
 	}
 	for name, informer := range map[string]cache.SharedIndexInformer{
-		"Secret":      inf.Secrets.Informer(),
-		"ConfigMap":   inf.ConfigMaps.Informer(),
-		"Service":     inf.Services.Informer(),
-		"Deployment":  inf.Deployments.Informer(),
-		"StatefulSet": inf.StatefulSets.Informer(),
+		"Secret":                inf.Secrets.Informer(),
+		"ConfigMap":             inf.ConfigMaps.Informer(),
+		"Service":               inf.Services.Informer(),
+		"Deployment":            inf.Deployments.Informer(),
+		"StatefulSet":           inf.StatefulSets.Informer(),
+		"Job":                   inf.Jobs.Informer(),
+		"PodDisruptionBudget":   inf.PodDisruptionBudgets.Informer(),
+		"PersistentVolumeClaim": inf.PersistentVolumeClaims.Informer(),
 	} {
 		if _, err := informer.AddEventHandler(ownedHandler); err != nil {
 			return nil, fmt.Errorf("adding %s event handler: %w", name, err)
 		}
+	}
+	if _, err := inf.PersistentVolumeClaims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleVolumeClaim,
+		UpdateFunc: func(_, newObj any) { c.handleVolumeClaim(newObj) },
+		DeleteFunc: c.handleVolumeClaim,
+	}); err != nil {
+		return nil, fmt.Errorf("adding PersistentVolumeClaim event handler: %w", err)
+	}
+	if _, err := inf.SecretMetadata.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleSecretMetadata,
+		UpdateFunc: c.handleSecretMetadataUpdate,
+		DeleteFunc: c.handleSecretMetadata,
+	}); err != nil {
+		return nil, fmt.Errorf("adding Secret metadata event handler: %w", err)
 	}
 	return c, nil
 }
@@ -180,6 +242,7 @@ func (c *Controller) HasSynced() bool {
 	for _, synced := range []cache.InformerSynced{
 		c.monoclesSynced, c.secretsSynced, c.configMapsSynced,
 		c.servicesSynced, c.deploymentsSynced, c.statefulSetsSynced,
+		c.jobsSynced, c.pdbsSynced, c.pvcsSynced, c.secretMetadataSynced,
 	} {
 		if !synced() {
 			return false

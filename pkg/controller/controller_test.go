@@ -7,13 +7,17 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	"k8s.io/client-go/metadata/metadatainformer"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -40,6 +44,11 @@ type fixture struct {
 	kubeobjects []runtime.Object
 	// uncached are objects the API server has but the label-filtered informers do not see.
 	uncached []runtime.Object
+	// userSecrets are Secrets the user made: in the API server and the metadata cache only.
+	userSecrets []*corev1.Secret
+
+	// controller is the last one newController built.
+	controller *Controller
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -60,16 +69,30 @@ func (f *fixture) newController() *Controller {
 		objects = append(objects, m)
 	}
 	f.client = fake.NewSimpleClientset(objects...)
-	f.kubeclient = k8sfake.NewClientset(append(append([]runtime.Object(nil), f.kubeobjects...), f.uncached...)...)
+	all := append(append([]runtime.Object(nil), f.kubeobjects...), f.uncached...)
+	for _, s := range f.userSecrets {
+		all = append(all, s)
+	}
+	f.kubeclient = k8sfake.NewClientset(all...)
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		f.t.Fatal(err)
+	}
+	md := metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(scheme), 0)
+	secretMetadata := md.ForResource(corev1.SchemeGroupVersion.WithResource("secrets"))
 	c, err := NewController(ctx, f.kubeclient, f.client, Informers{
-		Monocles:     i.Monocle().V1alpha1().Monocles(),
-		Secrets:      k.Core().V1().Secrets(),
-		ConfigMaps:   k.Core().V1().ConfigMaps(),
-		Services:     k.Core().V1().Services(),
-		Deployments:  k.Apps().V1().Deployments(),
-		StatefulSets: k.Apps().V1().StatefulSets(),
+		Monocles:               i.Monocle().V1alpha1().Monocles(),
+		Secrets:                k.Core().V1().Secrets(),
+		ConfigMaps:             k.Core().V1().ConfigMaps(),
+		Services:               k.Core().V1().Services(),
+		Deployments:            k.Apps().V1().Deployments(),
+		StatefulSets:           k.Apps().V1().StatefulSets(),
+		Jobs:                   k.Batch().V1().Jobs(),
+		PodDisruptionBudgets:   k.Policy().V1().PodDisruptionBudgets(),
+		PersistentVolumeClaims: k.Core().V1().PersistentVolumeClaims(),
+		SecretMetadata:         secretMetadata,
 	}, "test")
 	if err != nil {
 		f.t.Fatal(err)
@@ -93,11 +116,22 @@ func (f *fixture) newController() *Controller {
 			indexer = k.Apps().V1().Deployments().Informer().GetIndexer()
 		case *appsv1.StatefulSet:
 			indexer = k.Apps().V1().StatefulSets().Informer().GetIndexer()
+		case *batchv1.Job:
+			indexer = k.Batch().V1().Jobs().Informer().GetIndexer()
+		case *policyv1.PodDisruptionBudget:
+			indexer = k.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
+		case *corev1.PersistentVolumeClaim:
+			indexer = k.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
 		default:
 			f.t.Fatalf("unexpected seeded object %T", obj)
 		}
 		mustAdd(f.t, indexer, obj)
 	}
+	for _, s := range f.userSecrets {
+		mustAdd(f.t, secretMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: s.ObjectMeta})
+	}
+	f.controller = c
 	return c
 }
 
@@ -173,10 +207,11 @@ func sortedCopy(s []string) []string {
 
 // converged returns the objects the first sync of m creates, with ready workload statuses,
 // and m with the status that sync wrote.
-func converged(t *testing.T, m *monoclev1alpha1.Monocle) (*monoclev1alpha1.Monocle, []runtime.Object) {
+func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.Secret) (*monoclev1alpha1.Monocle, []runtime.Object) {
 	t.Helper()
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.userSecrets = userSecrets
 	kubeWrites, monocleWrites := f.run()
 	var objects []runtime.Object
 	for _, a := range kubeWrites {
@@ -198,6 +233,7 @@ func converged(t *testing.T, m *monoclev1alpha1.Monocle) (*monoclev1alpha1.Monoc
 	// Sync once more against the ready workloads so the status says Ready.
 	f = newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{out}
+	f.userSecrets = userSecrets
 	f.kubeobjects = objects
 	_, monocleWrites = f.run()
 	if len(monocleWrites) == 1 {
@@ -241,7 +277,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	if string(secret.Data[resources.CrawlersAPIKeyKey]) == string(secret.Data[resources.JWKGenKeyKey]) {
 		t.Error("the two generated keys are equal")
 	}
-	in := resources.Inputs{ConfigHash: resources.ConfigHash(resources.DefaultConfig), SecretHash: resources.SecretHash(secret.Data)}
+	in := resources.Inputs{ConfigHash: resources.ConfigHash(resources.DefaultConfig), SecretHash: resources.SecretHash(secret.Data, "")}
 	wantAPI := resources.NewAPIDeployment(m, in)
 	if got := find[*appsv1.Deployment](objects, "demo-api"); !equality.Semantic.DeepEqual(got, wantAPI) {
 		t.Errorf("API Deployment differs from the builder's:\n got: %+v\nwant: %+v", got, wantAPI)
@@ -459,7 +495,7 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	kubeWrites, monocleWrites := f.run()
-	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler")
+	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler", "create poddisruptionbudgets demo-api")
 	api := kubeWrites[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
 	if api.Name != "demo-api" {
 		api = kubeWrites[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)

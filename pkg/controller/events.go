@@ -19,3 +19,6 @@ const (
 	// ReasonNotReady: the Monocle stopped being Ready.
 	ReasonNotReady = "NotReady"
 )
+
+// ReasonDeleted: the operator deleted an owned object it no longer needs.
+const ReasonDeleted = "Deleted"

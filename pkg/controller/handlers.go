@@ -9,6 +9,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // enqueueMonocle adds the key of a Monocle (or of its deletion tombstone) to the queue.
@@ -74,4 +75,19 @@ func isMonocleRef(ref metav1.OwnerReference) bool {
 func isControlledBy(obj metav1.Object, m *monoclev1alpha1.Monocle) bool {
 	ref := metav1.GetControllerOf(obj)
 	return ref != nil && isMonocleRef(*ref) && ref.UID == m.UID
+}
+
+// handleVolumeClaim enqueues the Monocle of an Elasticsearch PVC. The StatefulSet creates the
+// PVC without an owner (so it outlives the Monocle); the instance label names its Monocle.
+func (c *Controller) handleVolumeClaim(obj any) {
+	object, err := objectMeta(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	if name := object.GetLabels()[resources.InstanceLabel]; name != "" {
+		if m := c.monocleFor(object.GetNamespace(), name); m != nil {
+			c.enqueueMonocle(m)
+		}
+	}
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -214,6 +216,32 @@ func (c *Controller) newKindClients() {
 		drifted: deploymentDrifted,
 		merge:   mergeDeployment,
 	}
+	policy := c.kubeclientset.PolicyV1()
+	c.pdbs = kindClient[*policyv1.PodDisruptionBudget]{
+		kind: "PodDisruptionBudget",
+		get: func(ns, name string) (*policyv1.PodDisruptionBudget, error) {
+			return c.pdbsLister.PodDisruptionBudgets(ns).Get(name)
+		},
+		read: func(ctx context.Context, ns, name string) (*policyv1.PodDisruptionBudget, error) {
+			return policy.PodDisruptionBudgets(ns).Get(ctx, name, metav1.GetOptions{})
+		},
+		create: func(ctx context.Context, o *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+			return policy.PodDisruptionBudgets(o.Namespace).Create(ctx, o, create)
+		},
+		update: func(ctx context.Context, o *policyv1.PodDisruptionBudget) (*policyv1.PodDisruptionBudget, error) {
+			return policy.PodDisruptionBudgets(o.Namespace).Update(ctx, o, update)
+		},
+		drifted: func(desired, live *policyv1.PodDisruptionBudget) bool {
+			return !equality.Semantic.DeepEqual(desired.Spec.MaxUnavailable, live.Spec.MaxUnavailable) ||
+				!equality.Semantic.DeepEqual(desired.Spec.MinAvailable, live.Spec.MinAvailable) ||
+				!equality.Semantic.DeepEqual(desired.Spec.Selector, live.Spec.Selector)
+		},
+		merge: func(desired, live *policyv1.PodDisruptionBudget) *policyv1.PodDisruptionBudget {
+			out := live.DeepCopy()
+			out.Spec.MaxUnavailable, out.Spec.MinAvailable, out.Spec.Selector = desired.Spec.MaxUnavailable, desired.Spec.MinAvailable, desired.Spec.Selector
+			return out
+		},
+	}
 	c.statefulSets = kindClient[*appsv1.StatefulSet]{
 		kind: "StatefulSet",
 		get: func(ns, name string) (*appsv1.StatefulSet, error) {
@@ -326,6 +354,13 @@ func mergePodTemplate(desired, live *corev1.PodTemplateSpec) corev1.PodTemplateS
 	out := *desired.DeepCopy()
 	out.Labels = union(live.Labels, desired.Labels)
 	out.Annotations = union(live.Annotations, desired.Annotations)
+	// Our own annotations the desired template no longer has (a config hash for an image
+	// that reloads config by itself) go, so none is left stale.
+	for k := range out.Annotations {
+		if _, ok := desired.Annotations[k]; !ok && strings.HasPrefix(k, resources.AnnotationPrefix) {
+			delete(out.Annotations, k)
+		}
+	}
 	return out
 }
 

@@ -26,6 +26,15 @@ const (
 	ReasonAsExpected         = "AsExpected"
 )
 
+// blocking are the reasons of per-concern conditions that need the user: they make the
+// Monocle Degraded.
+var blocking = map[string]bool{
+	ReasonInvalidConfig:        true,
+	ReasonSecretNotFound:       true,
+	ReasonTokenMissing:         true,
+	ReasonStorageChangeRefused: true,
+}
+
 // maxMessage bounds condition messages built from API errors.
 const maxMessage = 1024
 
@@ -43,6 +52,12 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 		return nil
 	}
 	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
+	for _, cond := range obs.conditions {
+		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
+		if blocking[cond.Reason] && cond.Status == metav1.ConditionFalse && (was == nil || was.Reason != cond.Reason) {
+			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
+		}
+	}
 	m.Status = status
 	if _, err := c.monocleclientset.MonocleV1alpha1().Monocles(m.Namespace).UpdateStatus(ctx, m, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
 		return fmt.Errorf("updating status: %w", err)
@@ -66,6 +81,10 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	status := *m.Status.DeepCopy()
 	status.ObservedGeneration = m.Generation
 	status.URL = resources.PublicURL(m)
+	if obs.configHash != "" {
+		status.ConfigHash = obs.configHash
+	}
+	status.UpdateIdents = obs.updateIdents.DeepCopy()
 	status.Elasticsearch = statefulSetStatus(obs.elastic)
 	status.API = deploymentStatus(obs.api)
 	status.Crawler = deploymentStatus(obs.crawler)
@@ -82,9 +101,11 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		{"api", status.API, deploymentRolledOut(obs.api)},
 		{"crawler", status.Crawler, deploymentRolledOut(obs.crawler)},
 	}
+	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
+	// tells a rollout apart; component status.ready needs both.
 	var notReady, rolling []string
 	for _, comp := range components {
-		if !comp.status.Ready {
+		if comp.status.ReadyReplicas < comp.status.Replicas || comp.status.Image == "" {
 			notReady = append(notReady, fmt.Sprintf("%s %d/%d ready", comp.name, comp.status.ReadyReplicas, comp.status.Replicas))
 		}
 		if !comp.done {
@@ -92,16 +113,27 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		}
 	}
 
+	// Degraded gathers what keeps the operator from converging, most pressing first.
+	var reasons, messages []string
+	if len(p.conflicts) > 0 {
+		reasons = append(reasons, ReasonNameConflict)
+		messages = append(messages, "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: "+
+			strings.Join(p.conflicts, ", "))
+	}
+	for _, cond := range obs.conditions {
+		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
+			reasons = append(reasons, cond.Reason)
+			messages = append(messages, cond.Message)
+		}
+	}
+	if len(p.failures) > 0 {
+		reasons = append(reasons, ReasonSyncFailed)
+		messages = append(messages, p.failures[0].Error())
+	}
 	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
 		Message: "The operator converges every owned object"}
-	switch {
-	case len(p.conflicts) > 0:
-		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonNameConflict
-		degraded.Message = "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: " +
-			strings.Join(p.conflicts, ", ")
-	case len(p.failures) > 0:
-		degraded.Status, degraded.Reason = metav1.ConditionTrue, ReasonSyncFailed
-		degraded.Message = truncate(p.failures[0].Error())
+	if len(reasons) > 0 {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, reasons[0], truncate(strings.Join(messages, ". "))
 	}
 
 	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonRolloutComplete,
@@ -111,17 +143,22 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		progressing.Message = "Rolling out: " + strings.Join(rolling, ", ")
 	}
 
+	// Ready says whether Monocle serves. A Degraded Monocle may well serve (an invalid config
+	// leaves the last valid one running), unless objects it needs cannot be made.
 	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
 	switch {
-	case degraded.Status == metav1.ConditionTrue:
+	case len(p.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
+	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
+		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
+		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
 	case len(notReady) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonComponentsNotReady
 		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
 	}
 
-	for _, cond := range []metav1.Condition{ready, progressing, degraded} {
+	for _, cond := range append([]metav1.Condition{ready, progressing, degraded}, obs.conditions...) {
 		cond.ObservedGeneration = m.Generation
 		apimeta.SetStatusCondition(&status.Conditions, cond)
 	}

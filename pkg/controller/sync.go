@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -18,11 +18,18 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// observed is what one sync saw of the workloads, for the status.
+// observed is what one sync saw or made of the Monocle's objects, for the status.
 type observed struct {
 	elastic *appsv1.StatefulSet
 	api     *appsv1.Deployment
 	crawler *appsv1.Deployment
+	// configHash is the hash of the config.yaml in the ConfigMap.
+	configHash string
+	// updateIdents is the last update-idents Job.
+	updateIdents *monoclev1alpha1.MaintenanceJobStatus
+	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
+	// IdentsUpdated, Paused).
+	conditions []metav1.Condition
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -45,87 +52,139 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return nil
 	}
 	m := cached.DeepCopy()
+	if m.Annotations[monoclev1alpha1.PausedAnnotation] == "true" {
+		return c.syncPaused(ctx, m)
+	}
 
 	var errs []error
-	var obs observed
 	keep := func(err error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
 	}
+	var obs observed
 
 	secret, err := c.ensureSecret(ctx, m)
 	keep(err)
-	config := resources.Config(m)
-	_, configErr := ensure(ctx, c, m, c.configMaps, resources.NewConfigMap(m, config))
-	keep(configErr)
+
+	cfg := c.resolveConfig(m)
+	obs.conditions = append(obs.conditions, cfg.condition)
+	configReady := false
+	if cfg.config != "" {
+		_, err := ensure(ctx, c, m, c.configMaps, resources.NewConfigMap(m, cfg.config))
+		keep(err)
+		configReady = err == nil
+		obs.configHash = resources.ConfigHash(cfg.config)
+	}
+
+	userSecretHash, secretsCond, err := c.checkSecrets(ctx, m, cfg.parsed)
+	keep(err)
+	obs.conditions = append(obs.conditions, secretsCond)
 
 	_, err = ensure(ctx, c, m, c.services, resources.NewElasticService(m))
 	keep(err)
 	obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m))
 	keep(err)
+	storageCond, err := c.ensureStorage(ctx, m)
+	keep(err)
+	obs.conditions = append(obs.conditions, storageCond)
 
 	_, err = ensure(ctx, c, m, c.services, resources.NewAPIService(m))
 	keep(err)
-	// The API and the crawler read the Secret and the ConfigMap: without them their pods
-	// cannot start, and their hashes cannot be known.
-	if secret != nil && configErr == nil {
-		in := resources.Inputs{
-			ConfigHash: resources.ConfigHash(config),
-			SecretHash: resources.SecretHash(secret.Data),
-		}
+	// The API and the crawler need the generated keys, a config and the user's tokens: until
+	// all are there they are neither created nor rolled, and keep running what they run.
+	if secret != nil && configReady && secretsCond.Status == metav1.ConditionTrue {
+		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, userSecretHash)}
 		obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
 		keep(err)
 		obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
 		keep(err)
+	} else {
+		obs.api, obs.crawler = c.observeDeployments(m)
 	}
+	keep(c.ensureAPIDisruptionBudget(ctx, m))
 
-	problems := classify(errs)
-	if problems.transientOnly() {
+	obs.updateIdents = m.Status.UpdateIdents
+	if cfg.valid && configReady {
+		obs.updateIdents, err = c.ensureUpdateIdents(ctx, m, obs.configHash)
+		keep(err)
+	}
+	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: "NotPaused",
+		Message: "The operator reconciles this Monocle",
+	})
+
+	return c.finishSync(ctx, m, obs, errs)
+}
+
+// finishSync writes the status for a sync's observations and errors, and returns the errors.
+func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, errs []error) error {
+	p := classify(errs)
+	if p.transientOnly() {
 		// The cache was behind the API server; the retry will see the current state, so a
 		// status written now would only flap.
 		return utilerrors.NewAggregate(errs)
 	}
-	for _, err := range problems.failures {
+	for _, err := range p.failures {
 		c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
 	}
-	if err := c.updateMonocleStatus(ctx, m, obs, problems); err != nil {
+	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
+	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
 		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
 }
 
-// ensureSecret keeps the Secret "<name>-api" holding the generated keys. A key the Secret
-// already holds with a valid value is kept as it is, whoever last wrote the Secret; a missing
-// or short one is generated with crypto/rand, and an event says so.
-func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*corev1.Secret, error) {
-	name := resources.SecretName(m)
-	live, err := c.secretsLister.Secrets(m.Namespace).Get(name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
+// syncPaused only reports: a paused Monocle's objects are left as they are, for manual
+// maintenance, and the Paused condition says so.
+func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
+	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents}
+	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
+		obs.elastic = s
 	}
-	keys := make(map[string][]byte, len(resources.GeneratedKeys))
-	var regenerated []string
-	for _, k := range resources.GeneratedKeys {
-		if live != nil && resources.ValidKey(live.Data[k]) {
-			keys[k] = live.Data[k]
-			continue
+	obs.api, obs.crawler = c.observeDeployments(m)
+	obs.conditions = []metav1.Condition{{
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
+		Message: fmt.Sprintf("The annotation %s=true pauses the operator: it leaves this Monocle's objects alone; remove it to resume",
+			monoclev1alpha1.PausedAnnotation),
+	}}
+	return c.finishSync(ctx, m, obs, nil)
+}
+
+// observeDeployments returns the API and crawler Deployments m controls, from the cache.
+func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawler *appsv1.Deployment) {
+	get := func(name string) *appsv1.Deployment {
+		d, err := c.deploymentsLister.Deployments(m.Namespace).Get(name)
+		if err != nil || !isControlledBy(d, m) {
+			return nil
 		}
-		v, err := resources.NewKey(c.random)
-		if err != nil {
-			return nil, fmt.Errorf("generating %s: %w", k, err)
-		}
-		keys[k] = []byte(v)
-		if live != nil {
-			regenerated = append(regenerated, k)
-		}
+		return d
 	}
-	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
-	if err == nil && len(regenerated) > 0 {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
-			"Secret %s lacked %s; generated new values", name, strings.Join(regenerated, ", "))
+	return get(resources.APIName(m)), get(resources.CrawlerName(m))
+}
+
+// ensureAPIDisruptionBudget keeps a PodDisruptionBudget for the API while it has more than
+// one replica, and deletes it otherwise (a budget over one pod would block node drains).
+func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1alpha1.Monocle) error {
+	if resources.NeedsAPIDisruptionBudget(m) {
+		_, err := ensure(ctx, c, m, c.pdbs, resources.NewAPIPodDisruptionBudget(m))
+		return err
 	}
-	return secret, err
+	name := resources.APIName(m)
+	live, err := c.pdbsLister.PodDisruptionBudgets(m.Namespace).Get(name)
+	if apierrors.IsNotFound(err) || (err == nil && !isControlledBy(live, m)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading PodDisruptionBudget %s from the cache: %w", name, err)
+	}
+	precondition := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &live.UID, ResourceVersion: &live.ResourceVersion}}
+	if err := c.kubeclientset.PolicyV1().PodDisruptionBudgets(m.Namespace).Delete(ctx, name, precondition); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted object", "kind", "PodDisruptionBudget", "object", klog.KObj(live))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonDeleted, "Deleted PodDisruptionBudget %s: the API runs one replica", name)
+	return nil
 }
 
 // problems sorts the errors of one sync.

@@ -58,7 +58,7 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 				},
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in)},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in, image)},
 				Spec:       monoclePodSpec(container, ConfigMapName(m)),
 			},
 		},

@@ -51,7 +51,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentCrawler)},
 			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in)},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in, image)},
 				Spec:       monoclePodSpec(container, ConfigMapName(m)),
 			},
 		},

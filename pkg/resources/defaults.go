@@ -2,6 +2,7 @@ package resources
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -152,4 +153,42 @@ func resourcesOr(r *corev1.ResourceRequirements, cpu, memory, memoryLimit string
 			corev1.ResourceMemory: resource.MustParse(memoryLimit),
 		},
 	}
+}
+
+// lastReleaseWithoutConfigReload is the newest Monocle release that does not see ConfigMap
+// volume updates (its reload checks the file's modification time, which a ConfigMap update
+// does not change; fixed on Monocle's master after 1.11.2).
+var lastReleaseWithoutConfigReload = [3]int{1, 11, 2}
+
+// RestartsOnConfigChange reports whether pods running image must be restarted to apply a new
+// config.yaml: true for Monocle releases up to 1.11.2, and for tags that are not a release
+// version (latest, a digest, a branch), where a restart is the safe choice.
+func RestartsOnConfigChange(image string) bool {
+	v, ok := parseVersion(ImageTag(image))
+	if !ok {
+		return true
+	}
+	for i := range v {
+		if v[i] != lastReleaseWithoutConfigReload[i] {
+			return v[i] < lastReleaseWithoutConfigReload[i]
+		}
+	}
+	return true
+}
+
+// parseVersion parses "1.11.2" or "v1.11.2" into its three numbers.
+func parseVersion(tag string) ([3]int, bool) {
+	var v [3]int
+	parts := strings.Split(strings.TrimPrefix(tag, "v"), ".")
+	if len(parts) != 3 {
+		return v, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return v, false
+		}
+		v[i] = n
+	}
+	return v, true
 }

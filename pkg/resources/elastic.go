@@ -94,8 +94,10 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{
-					Name:   ElasticDataVolume,
-					Labels: SelectorLabels(m, ComponentElastic),
+					Name: ElasticDataVolume,
+					// The managed-by label puts the PVC in the operator's filtered cache,
+					// for volume expansion. The PVC has no owner: it outlives the Monocle.
+					Labels: Labels(m, ComponentElastic),
 				},
 				Spec: corev1.PersistentVolumeClaimSpec{
 					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},

@@ -28,6 +28,9 @@ const (
 	VersionLabel = "app.kubernetes.io/version"
 )
 
+// AnnotationPrefix starts every annotation key the operator writes.
+const AnnotationPrefix = "monocle.change-metrics.io/"
+
 // Annotation keys the operator writes.
 const (
 	// SpecHashAnnotation on an owned object holds the hash of the spec the operator last
@@ -54,7 +57,7 @@ const (
 type Inputs struct {
 	// ConfigHash is ConfigHash of the config.yaml the pods mount.
 	ConfigHash string
-	// SecretHash is SecretHash of the generated Secret's and the user Secret's data.
+	// SecretHash is SecretHash of the generated keys and of the user Secret's data.
 	SecretHash string
 }
 

@@ -77,11 +77,13 @@ func secretKeyEnv(secret, key string) corev1.EnvVar {
 }
 
 // podTemplateAnnotations carries the hashes of the data the pods read, so a change rolls them.
-func podTemplateAnnotations(in Inputs) map[string]string {
-	return map[string]string{
-		ConfigHashAnnotation: in.ConfigHash,
-		SecretHashAnnotation: in.SecretHash,
+// The config hash is left out for images that reload config.yaml by themselves.
+func podTemplateAnnotations(in Inputs, image string) map[string]string {
+	a := map[string]string{SecretHashAnnotation: in.SecretHash}
+	if RestartsOnConfigChange(image) {
+		a[ConfigHashAnnotation] = in.ConfigHash
 	}
+	return a
 }
 
 // monoclePodSpec is the pod spec shared by the API and the crawler.

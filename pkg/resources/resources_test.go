@@ -63,6 +63,8 @@ func TestGolden(t *testing.T) {
 			"crawler-deployment":  NewCrawlerDeployment(m, inputs),
 			"elastic-service":     NewElasticService(m),
 			"elastic-statefulset": NewElasticStatefulSet(m),
+			"api-pdb":             NewAPIPodDisruptionBudget(m),
+			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef"),
 		}
 		for kind, obj := range objects {
 			t.Run(name+"/"+kind, func(t *testing.T) {
@@ -161,5 +163,36 @@ func TestDefaults(t *testing.T) {
 		if errs := validation.IsValidLabelValue(versionLabel(image)); len(errs) > 0 {
 			t.Errorf("versionLabel(%q) = %q: %v", image, versionLabel(image), errs)
 		}
+	}
+}
+
+func TestRestartsOnConfigChange(t *testing.T) {
+	for image, want := range map[string]bool{
+		"quay.io/change-metrics/monocle:1.11.2":  true,
+		"quay.io/change-metrics/monocle:1.9.0":   true,
+		"quay.io/change-metrics/monocle:v1.11.3": false,
+		"quay.io/change-metrics/monocle:1.12.0":  false,
+		"quay.io/change-metrics/monocle:2.0.0":   false,
+		"quay.io/change-metrics/monocle:latest":  true,
+		"quay.io/change-metrics/monocle@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": true,
+	} {
+		if got := RestartsOnConfigChange(image); got != want {
+			t.Errorf("RestartsOnConfigChange(%q) = %v, want %v", image, got, want)
+		}
+		d := NewAPIDeployment(&monoclev1alpha1.Monocle{Spec: monoclev1alpha1.MonocleSpec{Image: image}}, inputs)
+		if _, has := d.Spec.Template.Annotations[ConfigHashAnnotation]; has != want {
+			t.Errorf("%s: pod template carries the config hash: %v, want %v", image, has, want)
+		}
+	}
+}
+
+func TestUpdateIdentsJobNameFitsPodLabels(t *testing.T) {
+	m := minimal()
+	m.Name = strings.Repeat("a", 40) // the longest name the CRD admits
+	if errs := validation.IsDNS1123Label(UpdateIdentsJobName(m, "0123456789abcdef")); len(errs) > 0 {
+		t.Errorf("job name: %v", errs)
+	}
+	if errs := validation.IsValidLabelValue(ElasticName(m) + "-0123456789"); len(errs) > 0 {
+		t.Errorf("StatefulSet revision label: %v", errs)
 	}
 }

@@ -67,11 +67,14 @@ func ConfigHash(config string) string { return Hash(config) }
 
 // SecretHash is the hash of the Secret data that pods load, stamped on pod templates so that
 // a changed value rolls them: the generated keys of the Secret "<name>-api" (other keys there
-// reach no pod) followed by the whole data of each other Secret loaded with envFrom.
-func SecretHash(generated map[string][]byte, others ...map[string][]byte) string {
+// reach no pod), then the DataHash of the user's Secret loaded with envFrom ("" for none).
+func SecretHash(generated map[string][]byte, userSecretHash string) string {
 	keys := make(map[string][]byte, len(GeneratedKeys))
 	for _, k := range GeneratedKeys {
 		keys[k] = generated[k]
 	}
-	return Hash(append([]map[string][]byte{keys}, others...))
+	return Hash([]any{keys, userSecretHash})
 }
+
+// DataHash is the hash of a whole Secret's data.
+func DataHash(data map[string][]byte) string { return Hash(data) }

@@ -11,11 +11,25 @@ import (
 // correct the Secrets, ConfigMap, StatefulSet, Deployments and Services the instance needs,
 // and reports their state in the status.
 //
+// The name is a DNS-1035 label of at most 40 characters: the owned objects are named after it
+// ("<name>-elastic-0" pod, "<name>-update-idents-<8 hex>" Job, "<name>-api" Service), and those
+// names must be DNS-1035 labels of at most 63 characters.
+//
+// Admission refuses changes that would lose the Elasticsearch data: a new storageClassName, or
+// a smaller storageSize (Kubernetes volumes only grow).
+//
+// Short name "mon", category "monocle" ("kubectl get monocle" lists Monocles). Monocles are
+// deliberately not in the "all" category: "kubectl delete all --all", a common way to clean a
+// namespace of its workloads, would then delete the Monocles that own the index data.
+//
 // +genclient
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=mon,categories=monocle
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be at most 40 characters of lowercase letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label): the names of the objects made for it, such as <name>-update-idents-<hash>, must fit in 63 characters"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec) && has(self.spec.storageClassName) ? self.spec.storageClassName : '') == (has(oldSelf.spec) && has(oldSelf.spec.storageClassName) ? oldSelf.spec.storageClassName : '')",message="spec.storageClassName cannot be changed after creation: the Elasticsearch volume would have to be recreated, which loses its data",fieldPath=".spec.storageClassName"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || !has(oldSelf.spec.storageSize) || !isQuantity(string(oldSelf.spec.storageSize)) || (has(self.spec) && has(self.spec.storageSize) ? (!isQuantity(string(self.spec.storageSize)) || quantity(string(self.spec.storageSize)).compareTo(quantity(string(oldSelf.spec.storageSize))) >= 0) : quantity('1Gi').compareTo(quantity(string(oldSelf.spec.storageSize))) >= 0)",message="spec.storageSize cannot shrink: a volume can only grow; removing storageSize means the default 1Gi",fieldPath=".spec.storageSize"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
@@ -37,35 +51,39 @@ type Monocle struct {
 // gives a working Monocle with one empty "demo" workspace. The fields publicURL,
 // storageClassName, storageSize, image and route come from the earlier operator (v0.0.2) and
 // keep their meaning.
-//
-// +kubebuilder:validation:XValidation:rule="has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)",message="storageClassName cannot be changed after creation: the Elasticsearch volume would have to be recreated, which loses its data",fieldPath=".storageClassName"
 type MonocleSpec struct {
 	// PublicURL is the external URL users reach the web UI and API at, given to the API as
 	// MONOCLE_PUBLIC_URL (used by the web app and for OIDC redirects). Defaults to
 	// https://<route.host> when route.host is set, else to the API Service's in-cluster URL
 	// http://<name>-api.<namespace>.svc:8080.
+	// Must be an absolute http:// or https:// URL without whitespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:Pattern=`^https?://[^\s/?#]+([/?#][^\s]*)?$`
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#@]+([/?#][^\\s]*)?$') && isURL(self)",message="publicURL must be an absolute http:// or https:// URL without whitespace or credentials, such as https://monocle.example.com"
 	PublicURL string `json:"publicURL,omitempty"`
 
 	// Image is the Monocle container image for the API, the crawler and maintenance Jobs.
 	// Defaults to quay.io/change-metrics/monocle:1.11.2. api.image and crawler.image
-	// override it per component.
+	// override it per component. An image reference has no whitespace.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
 
-	// StorageClassName is the StorageClass of the Elasticsearch data volume. Empty means the
-	// cluster's default StorageClass. It cannot be changed after creation.
+	// StorageClassName is the StorageClass of the Elasticsearch data volume, a DNS subdomain
+	// name. Empty means the cluster's default StorageClass. It cannot be changed after
+	// creation (empty and unset count as the same).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
 	StorageClassName string `json:"storageClassName,omitempty"`
 
-	// StorageSize is the size of the Elasticsearch data volume, a quantity such as "1Gi".
-	// Defaults to 1Gi.
+	// StorageSize is the size of the Elasticsearch data volume, a quantity such as "1Gi" or
+	// "20Gi", at least 1Gi. Defaults to 1Gi. It can grow (when the StorageClass allows volume
+	// expansion) but never shrink.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0",message="storageSize must be a quantity of at least 1Gi, such as 1Gi or 20Gi"
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
 	// Route holds the OpenShift Route settings of the earlier operator. This operator does not
@@ -107,12 +125,14 @@ type MonocleSpec struct {
 // RouteSpec is the earlier operator's OpenShift Route: the host it exposed the API at and
 // labels it put on the Route.
 type RouteSpec struct {
-	// Host is the DNS name the Monocle web UI is reached at.
+	// Host is the DNS name the Monocle web UI is reached at, in lowercase.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Host string `json:"host,omitempty"`
-	// Labels were put on the Route object.
+	// Labels were put on the Route object. They are kept for compatibility and not used.
 	// +optional
+	// +kubebuilder:validation:MaxProperties=64
 	Labels map[string]string `json:"labels,omitempty"`
 }
 
@@ -131,6 +151,7 @@ type APISpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
 	// Replicas is the number of API pods. Defaults to 1; 0 stops the API.
 	// +optional
@@ -154,6 +175,7 @@ type CrawlerSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
 	// Resources are the crawler container's requests and limits. Defaults to requests of
 	// 50m CPU and 128Mi memory and a 512Mi memory limit.
@@ -169,6 +191,7 @@ type ElasticsearchSpec struct {
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
 	// JavaOpts is ES_JAVA_OPTS, the JVM options, mostly the heap. Defaults to
 	// "-Xms512m -Xmx512m"; keep the heap at most half the memory limit.
@@ -239,7 +262,8 @@ type MaintenanceJobStatus struct {
 	// ConfigHash is the hash of the config.yaml the Job ran with.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
-	// Phase is Running, Succeeded or Failed.
+	// Phase is Pending (waiting for another Job of this Monocle to finish), Running,
+	// Succeeded or Failed.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
 	// StartTime is when the Job started.
@@ -254,11 +278,12 @@ type MaintenanceJobStatus struct {
 }
 
 // JobPhase is the phase of a maintenance Job.
-// +kubebuilder:validation:Enum=Running;Succeeded;Failed
+// +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
 type JobPhase string
 
 // Phases of a maintenance Job.
 const (
+	JobPending   JobPhase = "Pending"
 	JobRunning   JobPhase = "Running"
 	JobSucceeded JobPhase = "Succeeded"
 	JobFailed    JobPhase = "Failed"

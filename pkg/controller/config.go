@@ -1,0 +1,194 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Reasons of the ConfigValid and IdentsUpdated conditions and of update-idents events.
+const (
+	ReasonConfigAccepted       = "ConfigAccepted"
+	ReasonInvalidConfig        = "InvalidConfig"
+	ReasonIdentsUpToDate       = "UpToDate"
+	ReasonUpdateIdentsPending  = "UpdateIdentsPending"
+	ReasonUpdateIdentsRunning  = "UpdateIdentsRunning"
+	ReasonUpdateIdentsSucceded = "UpdateIdentsSucceeded"
+	ReasonUpdateIdentsFailed   = "UpdateIdentsFailed"
+)
+
+// configState is the config.yaml a sync works with.
+type configState struct {
+	// config is what the pods are to run: spec.config when valid, else the last valid config
+	// (from the ConfigMap), else "" when there is none yet.
+	config string
+	// parsed is config parsed, nil when config is "".
+	parsed *monocleconfig.Config
+	// valid is false when spec.config was refused.
+	valid bool
+	// condition is ConfigValid.
+	condition metav1.Condition
+}
+
+// resolveConfig validates spec.config. An invalid config is reported and the last valid one,
+// held by the ConfigMap, stays in use: the running Monocle is never handed a config it would
+// refuse.
+func (c *Controller) resolveConfig(m *monoclev1alpha1.Monocle) configState {
+	want := resources.Config(m)
+	parsed, err := monocleconfig.Parse(want)
+	if err == nil {
+		return configState{config: want, parsed: parsed, valid: true, condition: metav1.Condition{
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
+			Message: fmt.Sprintf("config.yaml defines %d workspace(s)", len(parsed.Workspaces)),
+		}}
+	}
+	st := configState{condition: metav1.Condition{
+		Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
+		Message: truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
+	}}
+	if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
+		if last, err := monocleconfig.Parse(live.Data[resources.ConfigKey]); err == nil {
+			st.config, st.parsed = live.Data[resources.ConfigKey], last
+		}
+	}
+	return st
+}
+
+// ensureUpdateIdents runs `monocle janitor update-idents` once for each config that replaces
+// an earlier one, and returns the status of the last such Job. A new Monocle needs none: its
+// indices hold no data yet. Jobs run one at a time per Monocle; a failed Job is reported and
+// not started again (the next config change runs a new one). applied is the hash of the
+// config the previous sync left in the ConfigMap (status.configHash).
+func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.Monocle, configHash string) (*monoclev1alpha1.MaintenanceJobStatus, error) {
+	applied := m.Status.ConfigHash
+	want := m.Status.UpdateIdents.DeepCopy()
+	if applied != "" && applied != configHash {
+		want = &monoclev1alpha1.MaintenanceJobStatus{
+			Name: resources.UpdateIdentsJobName(m, configHash), ConfigHash: configHash, Phase: monoclev1alpha1.JobPending,
+		}
+	}
+	if want == nil || want.Phase == monoclev1alpha1.JobSucceeded || want.Phase == monoclev1alpha1.JobFailed {
+		return want, nil
+	}
+
+	job, err := c.jobsLister.Jobs(m.Namespace).Get(want.Name)
+	switch {
+	case err == nil && isControlledBy(job, m):
+		return jobStatus(want, job), nil
+	case err == nil:
+		return want, c.nameConflict(m, "Job", want.Name)
+	case !apierrors.IsNotFound(err):
+		return want, fmt.Errorf("reading Job %s from the cache: %w", want.Name, err)
+	case want.Phase == monoclev1alpha1.JobRunning:
+		// Only a user deletes a running Job: the TTL controller waits for it to finish.
+		want.Phase, want.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
+		return want, nil
+	}
+
+	if running, err := c.activeUpdateIdentsJob(m); err != nil || running != "" {
+		if running != "" {
+			want.Message = fmt.Sprintf("Waiting for Job %s to finish", running)
+		}
+		return want, err
+	}
+	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx,
+		resources.NewUpdateIdentsJob(m, configHash), metav1.CreateOptions{FieldManager: ControllerName})
+	if err != nil {
+		return want, fmt.Errorf("creating Job %s: %w", want.Name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run update-idents for the new config", created.Name)
+	return jobStatus(want, created), nil
+}
+
+// activeUpdateIdentsJob returns the name of an update-idents Job of m that has not finished,
+// or "".
+func (c *Controller) activeUpdateIdentsJob(m *monoclev1alpha1.Monocle) (string, error) {
+	jobs, err := c.jobsLister.Jobs(m.Namespace).List(labels.SelectorFromSet(resources.SelectorLabels(m, resources.ComponentUpdateIdents)))
+	if err != nil {
+		return "", err
+	}
+	for _, j := range jobs {
+		if isControlledBy(j, m) && finished(j) == "" {
+			return j.Name, nil
+		}
+	}
+	return "", nil
+}
+
+// finished returns the terminal condition type of a Job (Complete or Failed), or "".
+func finished(j *batchv1.Job) batchv1.JobConditionType {
+	for _, cond := range j.Status.Conditions {
+		if (cond.Type == batchv1.JobComplete || cond.Type == batchv1.JobFailed) && cond.Status == corev1.ConditionTrue {
+			return cond.Type
+		}
+	}
+	return ""
+}
+
+// jobStatus fills a MaintenanceJobStatus from a live Job.
+func jobStatus(want *monoclev1alpha1.MaintenanceJobStatus, j *batchv1.Job) *monoclev1alpha1.MaintenanceJobStatus {
+	out := want.DeepCopy()
+	out.Phase, out.Message = monoclev1alpha1.JobRunning, ""
+	out.StartTime = j.Status.StartTime
+	switch finished(j) {
+	case batchv1.JobComplete:
+		out.Phase = monoclev1alpha1.JobSucceeded
+		out.CompletionTime = j.Status.CompletionTime
+	case batchv1.JobFailed:
+		out.Phase = monoclev1alpha1.JobFailed
+		for _, cond := range j.Status.Conditions {
+			if cond.Type == batchv1.JobFailed {
+				out.Message = truncate(cond.Reason + ": " + cond.Message)
+				out.CompletionTime = &cond.LastTransitionTime
+			}
+		}
+	}
+	return out
+}
+
+// identsCondition is the IdentsUpdated condition for the last update-idents Job.
+func identsCondition(j *monoclev1alpha1.MaintenanceJobStatus) metav1.Condition {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionIdentsUpdated, Status: metav1.ConditionTrue, Reason: ReasonIdentsUpToDate,
+		Message: "No config change has needed an update-idents run"}
+	if j == nil {
+		return cond
+	}
+	switch j.Phase {
+	case monoclev1alpha1.JobPending:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUpdateIdentsPending, "Job "+j.Name+" is to run. "+j.Message
+	case monoclev1alpha1.JobRunning:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUpdateIdentsRunning, "Job "+j.Name+" is running"
+	case monoclev1alpha1.JobSucceeded:
+		cond.Reason, cond.Message = ReasonUpdateIdentsSucceded, "Job "+j.Name+" applied the idents of the current config"
+	case monoclev1alpha1.JobFailed:
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonUpdateIdentsFailed
+		cond.Message = fmt.Sprintf("Job %s failed and is not retried; change the config to run update-idents again. %s", j.Name, j.Message)
+	}
+	return cond
+}
+
+// recordJobTransition records an event when the update-idents Job finished since the last
+// status.
+func (c *Controller) recordJobTransition(m *monoclev1alpha1.Monocle, before, after *monoclev1alpha1.MaintenanceJobStatus) {
+	if after == nil || equality.Semantic.DeepEqual(before, after) || (before != nil && before.Name == after.Name && before.Phase == after.Phase) {
+		return
+	}
+	switch after.Phase {
+	case monoclev1alpha1.JobSucceeded:
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateIdentsSucceded, "Job %s succeeded", after.Name)
+	case monoclev1alpha1.JobFailed:
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonUpdateIdentsFailed, "Job %s failed: %s", after.Name, after.Message)
+	}
+}

@@ -1,0 +1,237 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Reasons of the SecretsReady condition.
+const (
+	ReasonSecretsPresent = "SecretsPresent"
+	ReasonSecretNotFound = "SecretNotFound"
+	ReasonTokenMissing   = "TokenMissing"
+)
+
+// secretRefIndex indexes Monocles by "<namespace>/<secretRef.name>".
+const secretRefIndex = "secretRef"
+
+func indexBySecretRef(obj any) ([]string, error) {
+	m, ok := obj.(*monoclev1alpha1.Monocle)
+	if !ok || m.Spec.SecretRef == nil {
+		return nil, nil
+	}
+	return []string{m.Namespace + "/" + m.Spec.SecretRef.Name}, nil
+}
+
+// stripSecretMetadata keeps only what the controller reads of a Secret's metadata (its name,
+// namespace, UID and resourceVersion), so the metadata cache of every Secret in the cluster
+// stays small: no labels, annotations or managed fields.
+func stripSecretMetadata(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: m.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
+			ResourceVersion: m.ResourceVersion, DeletionTimestamp: m.DeletionTimestamp,
+		},
+	}, nil
+}
+
+// handleSecretMetadata enqueues the Monocles whose secretRef names the Secret.
+func (c *Controller) handleSecretMetadata(obj any) {
+	object, err := objectMeta(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	key := object.GetNamespace() + "/" + object.GetName()
+	if _, deleted := obj.(cache.DeletedFinalStateUnknown); deleted || object.GetDeletionTimestamp() != nil {
+		c.userSecrets.forget(types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()})
+	}
+	monocles, err := c.monocleIndexer.ByIndex(secretRefIndex, key)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, m := range monocles {
+		c.enqueueMonocle(m)
+	}
+}
+
+func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
+	oldMeta, errOld := objectMeta(oldObj)
+	newMeta, errNew := objectMeta(newObj)
+	if errOld == nil && errNew == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
+		return
+	}
+	c.handleSecretMetadata(newObj)
+}
+
+// userSecret is what the controller keeps of a user Secret: never its data.
+type userSecret struct {
+	resourceVersion string
+	dataHash        string
+	keys            map[string]bool
+}
+
+// userSecretCache maps referenced Secrets to their last read state. It holds one small entry
+// per referenced Secret, whatever the number or size of the cluster's Secrets.
+type userSecretCache struct {
+	mu      sync.Mutex
+	entries map[types.NamespacedName]userSecret
+}
+
+func newUserSecretCache() *userSecretCache {
+	return &userSecretCache{entries: map[types.NamespacedName]userSecret{}}
+}
+
+func (u *userSecretCache) get(name types.NamespacedName, resourceVersion string) (userSecret, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	e, ok := u.entries[name]
+	return e, ok && e.resourceVersion == resourceVersion
+}
+
+func (u *userSecretCache) put(name types.NamespacedName, e userSecret) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.entries[name] = e
+}
+
+func (u *userSecretCache) forget(name types.NamespacedName) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.entries, name)
+}
+
+// readUserSecret returns the state of the Secret spec.secretRef names, or nil when it does
+// not exist. The metadata cache says whether it exists and at which resourceVersion; its data
+// is read from the API server only when that resourceVersion was not read before, so a
+// converged Monocle costs no API call.
+func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*userSecret, error) {
+	name := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.SecretRef.Name}
+	obj, err := c.secretMetadataLister.ByNamespace(name.Namespace).Get(name.Name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s metadata from the cache: %w", name.Name, err)
+	}
+	meta, err := objectMeta(obj)
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := c.userSecrets.get(name, meta.GetResourceVersion()); ok {
+		return &e, nil
+	}
+	secret, err := c.kubeclientset.CoreV1().Secrets(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading Secret %s: %w", name.Name, err)
+	}
+	e := userSecret{resourceVersion: secret.ResourceVersion, dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
+	for k := range secret.Data {
+		e.keys[k] = true
+	}
+	c.userSecrets.put(name, e)
+	return &e, nil
+}
+
+// checkSecrets reads the user Secret and checks that it provides every token variable the
+// config names. It returns the user Secret's data hash ("" without secretRef) and the
+// SecretsReady condition; when that is False the API and crawler must not be rolled.
+func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) (string, metav1.Condition, error) {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}
+	var wanted []string
+	if cfg != nil {
+		wanted = cfg.TokenVariables()
+	}
+	if m.Spec.SecretRef == nil {
+		if len(wanted) > 0 {
+			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
+			cond.Message = fmt.Sprintf("config.yaml names the token variables %s but spec.secretRef names no Secret to provide them",
+				strings.Join(wanted, ", "))
+			return "", cond, nil
+		}
+		cond.Message = "No Secret is referenced and config.yaml names no token variable"
+		return "", cond, nil
+	}
+	secretName := m.Spec.SecretRef.Name
+	secret, err := c.readUserSecret(ctx, m)
+	if err != nil {
+		return "", cond, err
+	}
+	if secret == nil {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonSecretNotFound
+		cond.Message = fmt.Sprintf("Secret %s named by spec.secretRef does not exist in namespace %s; the API and crawler are not rolled until it does",
+			secretName, m.Namespace)
+		return "", cond, nil
+	}
+	var missing []string
+	for _, v := range wanted {
+		if !secret.keys[v] {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
+		cond.Message = fmt.Sprintf("config.yaml names the token variables %s that Secret %s does not provide; the API and crawler are not rolled until it does",
+			strings.Join(missing, ", "), secretName)
+		return "", cond, nil
+	}
+	cond.Message = fmt.Sprintf("Secret %s provides every token variable config.yaml names", secretName)
+	return secret.dataHash, cond, nil
+}
+
+// ensureSecret keeps the Secret "<name>-api" holding the generated keys. A key the Secret
+// already holds with a valid value is kept as it is, whoever last wrote the Secret; a missing
+// or short one is generated with crypto/rand, and an event says so.
+func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*corev1.Secret, error) {
+	name := resources.SecretName(m)
+	live, err := c.secretsLister.Secrets(m.Namespace).Get(name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
+	}
+	keys := make(map[string][]byte, len(resources.GeneratedKeys))
+	var regenerated []string
+	for _, k := range resources.GeneratedKeys {
+		if live != nil && resources.ValidKey(live.Data[k]) {
+			keys[k] = live.Data[k]
+			continue
+		}
+		v, err := resources.NewKey(c.random)
+		if err != nil {
+			return nil, fmt.Errorf("generating %s: %w", k, err)
+		}
+		keys[k] = []byte(v)
+		if live != nil {
+			regenerated = append(regenerated, k)
+		}
+	}
+	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
+	if err == nil && len(regenerated) > 0 {
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
+			"Secret %s lacked %s; generated new values", name, strings.Join(regenerated, ", "))
+	}
+	return secret, err
+}

@@ -1,0 +1,84 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Reasons of the StorageReady condition and of storage events.
+const (
+	ReasonStorageAsRequested    = "AsRequested"
+	ReasonResizing              = "Resizing"
+	ReasonStorageChangeRefused  = "StorageChangeRefused"
+	ReasonVolumeExpansionNeeded = "VolumeExpansionRequested"
+)
+
+// ensureStorage brings the Elasticsearch PVC to spec.storageSize where that can be done in
+// place: a larger size is requested from the PVC when its StorageClass allows volume
+// expansion. A shrink, a change of StorageClass or an expansion the class does not allow is
+// refused in the StorageReady condition; nothing is ever deleted to apply it. The StatefulSet's
+// volume claim template is immutable and keeps the size it was created with; the PVC is what
+// counts.
+func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle) (metav1.Condition, error) {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonStorageAsRequested,
+		Message: "The Elasticsearch volume has the requested size"}
+	name := resources.ElasticPVCName(m)
+	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
+	if apierrors.IsNotFound(err) {
+		cond.Message = "The Elasticsearch volume is to be created with the requested size"
+		return cond, nil
+	}
+	if err != nil {
+		return cond, fmt.Errorf("reading PVC %s from the cache: %w", name, err)
+	}
+	refuse := func(format string, args ...any) (metav1.Condition, error) {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonStorageChangeRefused
+		cond.Message = fmt.Sprintf(format, args...) + "; the volume and its data are kept as they are"
+		return cond, nil
+	}
+
+	class := ptr.Deref(pvc.Spec.StorageClassName, "")
+	if m.Spec.StorageClassName != "" && m.Spec.StorageClassName != class {
+		return refuse("storageClassName %q differs from the volume's StorageClass %q and cannot be changed in place", m.Spec.StorageClassName, class)
+	}
+	want := resources.StorageSize(m)
+	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+	switch want.Cmp(requested) {
+	case -1:
+		return refuse("storageSize %s is smaller than the volume's %s: volumes cannot shrink", want.String(), requested.String())
+	case 1:
+		sc, err := c.kubeclientset.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{})
+		if err != nil {
+			return cond, fmt.Errorf("reading StorageClass %q to expand PVC %s: %w", class, name, err)
+		}
+		if !ptr.Deref(sc.AllowVolumeExpansion, false) {
+			return refuse("StorageClass %q does not allow volume expansion, so the volume stays at %s instead of storageSize %s",
+				class, requested.String(), want.String())
+		}
+		expanded := pvc.DeepCopy()
+		expanded.Spec.Resources.Requests[corev1.ResourceStorage] = want
+		if _, err := c.kubeclientset.CoreV1().PersistentVolumeClaims(m.Namespace).Update(ctx, expanded, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
+			return cond, fmt.Errorf("expanding PVC %s to %s: %w", name, want.String(), err)
+		}
+		klog.FromContext(ctx).V(2).Info("Requested volume expansion", "pvc", klog.KObj(pvc), "size", want.String())
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionNeeded, "Requested %s for PVC %s (was %s)", want.String(), name, requested.String())
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonResizing
+		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, requested.String(), want.String())
+		return cond, nil
+	}
+	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
+	if pvc.Status.Phase == corev1.ClaimBound && capacity.Cmp(want) < 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonResizing
+		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, capacity.String(), want.String())
+	}
+	return cond, nil
+}

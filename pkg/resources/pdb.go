@@ -1,0 +1,29 @@
+package resources
+
+import (
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// NeedsAPIDisruptionBudget reports whether the API runs enough replicas for a
+// PodDisruptionBudget to protect it: more than one. With one replica a budget would block
+// node drains for good.
+func NeedsAPIDisruptionBudget(m *monoclev1alpha1.Monocle) bool { return APIReplicas(m) > 1 }
+
+// NewAPIPodDisruptionBudget builds the PodDisruptionBudget "<name>-api" that lets voluntary
+// disruptions (drains, evictions) take at most one API pod at a time.
+func NewAPIPodDisruptionBudget(m *monoclev1alpha1.Monocle) *policyv1.PodDisruptionBudget {
+	p := &policyv1.PodDisruptionBudget{
+		ObjectMeta: objectMeta(m, APIName(m), ComponentAPI),
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentAPI)},
+		},
+	}
+	setSpecHash(&p.ObjectMeta, p.Spec)
+	return p
+}
