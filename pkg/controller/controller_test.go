@@ -259,7 +259,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	kubeWrites, monocleWrites := f.run()
 
 	expectActions(t, kubeWrites,
-		"create secrets demo-api", "create configmaps demo-api",
+		"create secrets demo-api", "create secrets demo-api-keys", "create configmaps demo-api",
 		"create services demo-elastic", "create statefulsets demo-elastic",
 		"create services demo-api", "create deployments demo-api", "create deployments demo-crawler")
 	expectActions(t, monocleWrites, "update monocles demo/status")
@@ -302,8 +302,8 @@ func TestCreatesAllObjects(t *testing.T) {
 	if status.ObservedGeneration != 1 || status.URL != "http://demo-api.default.svc:8080" {
 		t.Errorf("status = %+v", status)
 	}
-	if n := len(f.recorder.Events); n != 7 {
-		t.Errorf("recorded %d events, want one per created object (7)", n)
+	if n := len(f.recorder.Events); n != 8 {
+		t.Errorf("recorded %d events, want one per created object (8)", n)
 	}
 }
 
@@ -430,30 +430,46 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 	kubeWrites, _ := f.run()
 	expectActions(t, kubeWrites)
 
-	// Another client removes one generated key: only that key is made anew, the other keeps
-	// its value, and the other client's key stays.
+	// Another client removes a generated key: it comes back with its original value from the
+	// copy, nothing rolls, and the other client's key stays.
 	delete(secret.Data, resources.JWKGenKeyKey)
-	f = newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{m}
-	f.kubeobjects = objects
-	kubeWrites, _ = f.run()
-	var updated *corev1.Secret
-	for _, a := range kubeWrites {
-		if s, ok := a.(core.UpdateAction).GetObject().(*corev1.Secret); ok {
-			updated = s
+	_, kubeWrites, _ = resync(t, m, objects)
+	expectActions(t, kubeWrites, "update secrets demo-api")
+	updated := kubeWrites[0].(core.UpdateAction).GetObject().(*corev1.Secret)
+	for _, k := range resources.GeneratedKeys {
+		if string(updated.Data[k]) != string(original.Data[k]) {
+			t.Errorf("%s was not restored to its original value", k)
 		}
 	}
-	if updated == nil {
-		t.Fatalf("the Secret missing a key was not repaired: %q", describe(kubeWrites))
+	if string(updated.Data["EXTRA"]) != "theirs" {
+		t.Errorf("the other client's key is gone: %v", updated.Data)
 	}
-	if string(updated.Data[resources.CrawlersAPIKeyKey]) != string(original.Data[resources.CrawlersAPIKeyKey]) {
-		t.Error("CRAWLERS_API_KEY was regenerated")
+
+	// Removed from the copy too: only then is the key generated anew, with a warning, and the
+	// pods that read it roll.
+	delete(find[*corev1.Secret](objects, "demo-api-keys").Data, resources.JWKGenKeyKey)
+	f, kubeWrites, _ = resync(t, m, objects)
+	expectActions(t, kubeWrites, "update secrets demo-api", "update secrets demo-api-keys",
+		"update deployments demo-api", "update deployments demo-crawler")
+	for _, a := range kubeWrites {
+		if s, ok := a.(core.UpdateAction).GetObject().(*corev1.Secret); ok {
+			if string(s.Data[resources.CrawlersAPIKeyKey]) != string(original.Data[resources.CrawlersAPIKeyKey]) {
+				t.Errorf("%s: CRAWLERS_API_KEY was regenerated", s.Name)
+			}
+			if !resources.ValidKey(s.Data[resources.JWKGenKeyKey]) || string(s.Data[resources.JWKGenKeyKey]) == string(original.Data[resources.JWKGenKeyKey]) {
+				t.Errorf("%s: MONOCLE_JWK_GEN_KEY was not generated anew", s.Name)
+			}
+		}
 	}
-	if !resources.ValidKey(updated.Data[resources.JWKGenKeyKey]) || string(updated.Data["EXTRA"]) != "theirs" {
-		t.Errorf("repaired Secret data = %v", updated.Data)
+	var warned bool
+	for len(f.recorder.Events) > 0 {
+		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+ReasonKeyGenerated) && strings.Contains(e, resources.JWKGenKeyKey) {
+			warned = true
+		}
 	}
-	// The rolled API and crawler pods pick the new key up.
-	expectActions(t, kubeWrites, "update secrets demo-api", "update deployments demo-api", "update deployments demo-crawler")
+	if !warned {
+		t.Error("no KeyGenerated warning names the regenerated key")
+	}
 }
 
 func TestOwnedObjectEnqueuesOwner(t *testing.T) {

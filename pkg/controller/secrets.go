@@ -203,35 +203,57 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 	return secret.dataHash, cond, nil
 }
 
-// ensureSecret keeps the Secret "<name>-api" holding the generated keys. A key the Secret
-// already holds with a valid value is kept as it is, whoever last wrote the Secret; a missing
-// or short one is generated with crypto/rand, and an event says so.
+// ensureSecret keeps the Secret "<name>-api" holding the generated keys, and its copy
+// "<name>-api-keys". A key keeps the valid value (at least resources.KeyLength characters) the
+// Secret holds, whoever last wrote it, so editing "<name>-api" rotates a key; a key removed
+// from "<name>-api" comes back with its value from the copy, and the other way round. Only a
+// key both have lost is generated anew with crypto/rand, with a Warning event when the Monocle
+// had keys before (its pods' logins and crawler keys change).
 func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*corev1.Secret, error) {
-	name := resources.SecretName(m)
-	live, err := c.secretsLister.Secrets(m.Namespace).Get(name)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
+	cached := func(name string) (*corev1.Secret, error) {
+		s, err := c.secretsLister.Secrets(m.Namespace).Get(name)
+		if apierrors.IsNotFound(err) || (err == nil && !isControlledBy(s, m)) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
+		}
+		return s, nil
+	}
+	primary, err := cached(resources.SecretName(m))
+	if err != nil {
+		return nil, err
+	}
+	backup, err := cached(resources.KeysBackupName(m))
+	if err != nil {
+		return nil, err
 	}
 	keys := make(map[string][]byte, len(resources.GeneratedKeys))
 	var regenerated []string
 	for _, k := range resources.GeneratedKeys {
-		if live != nil && resources.ValidKey(live.Data[k]) {
-			keys[k] = live.Data[k]
-			continue
-		}
-		v, err := resources.NewKey(c.random)
-		if err != nil {
-			return nil, fmt.Errorf("generating %s: %w", k, err)
-		}
-		keys[k] = []byte(v)
-		if live != nil {
+		switch {
+		case primary != nil && resources.ValidKey(primary.Data[k]):
+			keys[k] = primary.Data[k]
+		case backup != nil && resources.ValidKey(backup.Data[k]):
+			keys[k] = backup.Data[k]
+		default:
+			v, err := resources.NewKey(c.random)
+			if err != nil {
+				return nil, fmt.Errorf("generating %s: %w", k, err)
+			}
+			keys[k] = []byte(v)
 			regenerated = append(regenerated, k)
 		}
 	}
+	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
+		return nil, err
+	}
 	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
-	if err == nil && len(regenerated) > 0 {
+	hadKeys := primary != nil || backup != nil || m.Status.ObservedGeneration > 0
+	if err == nil && len(regenerated) > 0 && hadKeys {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
-			"Secret %s lacked %s; generated new values", name, strings.Join(regenerated, ", "))
+			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
+			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(regenerated, ", "))
 	}
 	return secret, err
 }

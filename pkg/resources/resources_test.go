@@ -57,6 +57,7 @@ func TestGolden(t *testing.T) {
 	for name, m := range map[string]*monoclev1alpha1.Monocle{"minimal": minimal(), "full": full()} {
 		objects := map[string]any{
 			"secret":              NewAPISecret(m, keys),
+			"keys-backup-secret":  NewKeysBackupSecret(m, keys),
 			"configmap":           NewConfigMap(m, Config(m)),
 			"api-deployment":      NewAPIDeployment(m, inputs),
 			"api-service":         NewAPIService(m),

@@ -54,6 +54,18 @@ func NewAPISecret(m *monoclev1alpha1.Monocle, keys map[string][]byte) *corev1.Se
 	}
 }
 
+// KeysBackupName is the name of the Secret holding a copy of the generated keys:
+// "<name>-api-keys". No pod reads it.
+func KeysBackupName(m *monoclev1alpha1.Monocle) string { return APIName(m) + "-keys" }
+
+// NewKeysBackupSecret builds the Secret "<name>-api-keys", a copy of the generated keys from
+// which the operator restores a key removed from "<name>-api" with its original value.
+func NewKeysBackupSecret(m *monoclev1alpha1.Monocle, keys map[string][]byte) *corev1.Secret {
+	s := NewAPISecret(m, keys)
+	s.Name = KeysBackupName(m)
+	return s
+}
+
 // NewConfigMap builds the ConfigMap "<name>-api" holding config.yaml.
 func NewConfigMap(m *monoclev1alpha1.Monocle, config string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{

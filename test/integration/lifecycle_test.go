@@ -136,6 +136,19 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 			_, err = kube.AppsV1().Deployments(ns).Get(ctx, "monocle-crawler", metav1.GetOptions{})
 			return err
 		})
+		// A generated key removed from the Secret comes back with its original value.
+		mustKubectl(t, "patch", "-n", ns, "secret/monocle-api", "--type=json",
+			`-p=[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]`)
+		eventually(t, 30*time.Second, "generated key restored", func() error {
+			s, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if string(s.Data[resources.JWKGenKeyKey]) != string(secret.Data[resources.JWKGenKeyKey]) {
+				return fmt.Errorf("MONOCLE_JWK_GEN_KEY is %q", s.Data[resources.JWKGenKeyKey])
+			}
+			return nil
+		})
 		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/monocle")
 		after, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 		if err != nil {
@@ -168,8 +181,10 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 			if _, err := kube.CoreV1().Services(ns).Get(ctx, "monocle-elastic", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				left = append(left, "Service monocle-elastic")
 			}
-			if _, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-				left = append(left, "Secret monocle-api")
+			for _, name := range []string{"monocle-api", "monocle-api-keys"} {
+				if _, err := kube.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					left = append(left, "Secret "+name)
+				}
 			}
 			if _, err := kube.CoreV1().ConfigMaps(ns).Get(ctx, "monocle-api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				left = append(left, "ConfigMap monocle-api")
