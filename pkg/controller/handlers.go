@@ -25,12 +25,17 @@ func (c *Controller) enqueueMonocle(obj any) {
 // handleObjectUpdate enqueues the owner of an updated object, skipping the periodic resyncs
 // that carry no change.
 func (c *Controller) handleObjectUpdate(oldObj, newObj any) {
+	if changed(oldObj, newObj) {
+		c.handleObject(newObj)
+	}
+}
+
+// changed reports whether an informer update carries a new resourceVersion, rather than
+// being a periodic resync.
+func changed(oldObj, newObj any) bool {
 	oldMeta, errOld := objectMeta(oldObj)
 	newMeta, errNew := objectMeta(newObj)
-	if errOld == nil && errNew == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
-		return
-	}
-	c.handleObject(newObj)
+	return errOld != nil || errNew != nil || oldMeta.GetResourceVersion() != newMeta.GetResourceVersion()
 }
 
 // handleObject enqueues the Monocle that controls obj, found through obj's controller owner

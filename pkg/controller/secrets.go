@@ -76,12 +76,9 @@ func (c *Controller) handleSecretMetadata(obj any) {
 }
 
 func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
-	oldMeta, errOld := objectMeta(oldObj)
-	newMeta, errNew := objectMeta(newObj)
-	if errOld == nil && errNew == nil && oldMeta.GetResourceVersion() == newMeta.GetResourceVersion() {
-		return
+	if changed(oldObj, newObj) {
+		c.handleSecretMetadata(newObj)
 	}
-	c.handleSecretMetadata(newObj)
 }
 
 // userSecret is what the controller keeps of a user Secret: never its data.

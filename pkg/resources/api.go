@@ -3,7 +3,6 @@ package resources
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -15,7 +14,6 @@ import (
 // probe allows ten minutes. A rolling update keeps every ready pod until its successor is
 // ready.
 func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
-	image := APIImage(m)
 	env := []corev1.EnvVar{
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
 		{Name: "MONOCLE_ELASTIC_URL", Value: ElasticURL(m)},
@@ -31,7 +29,7 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	}
 	container := corev1.Container{
 		Name:    ComponentAPI,
-		Image:   image,
+		Image:   APIImage(m),
 		Command: []string{"monocle", "api"},
 		Env:     env,
 		EnvFrom: envFrom,
@@ -43,28 +41,13 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 		LivenessProbe:  httpProbe("/health", "http", 20, 5, 3),
 		Resources:      resourcesOr(m.Spec.API.Resources, "100m", "256Mi", "1Gi"),
 	}
-	labels := Labels(m, ComponentAPI)
-	labels[VersionLabel] = versionLabel(image)
-	d := &appsv1.Deployment{
-		ObjectMeta: objectMeta(m, APIName(m), ComponentAPI),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(APIReplicas(m)),
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentAPI)},
-			Strategy: appsv1.DeploymentStrategy{
-				Type: appsv1.RollingUpdateDeploymentStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDeployment{
-					MaxUnavailable: ptr.To(intstr.FromInt32(0)),
-					MaxSurge:       ptr.To(intstr.FromInt32(1)),
-				},
-			},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in, image)},
-				Spec:       monoclePodSpec(container, ConfigMapName(m)),
-			},
+	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, APIReplicas(m), appsv1.DeploymentStrategy{
+		Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{
+			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
+			MaxSurge:       ptr.To(intstr.FromInt32(1)),
 		},
-	}
-	setSpecHash(&d.ObjectMeta, d.Spec)
-	return d
+	})
 }
 
 // NewAPIService builds the ClusterIP Service "<name>-api" on port 8080 in front of the API.

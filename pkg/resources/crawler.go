@@ -5,8 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
@@ -17,7 +15,6 @@ import (
 // CRAWLERS_API_KEY, and reads provider tokens from the user's Secret. Its /health on port
 // 9001 does not reflect crawl errors.
 func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
-	image := CrawlerImage(m)
 	env := []corev1.EnvVar{
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
 		// For the crawler MONOCLE_PUBLIC_URL is where it reaches the API.
@@ -30,7 +27,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 	}
 	container := corev1.Container{
 		Name:    ComponentCrawler,
-		Image:   image,
+		Image:   CrawlerImage(m),
 		Command: []string{"monocle", "crawler"},
 		Env:     env,
 		EnvFrom: envFrom,
@@ -42,20 +39,6 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		LivenessProbe:  httpProbe("/health", "monitoring", 30, 5, 3),
 		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
 	}
-	labels := Labels(m, ComponentCrawler)
-	labels[VersionLabel] = versionLabel(image)
-	d := &appsv1.Deployment{
-		ObjectMeta: objectMeta(m, CrawlerName(m), ComponentCrawler),
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](1),
-			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentCrawler)},
-			Strategy: appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in, image)},
-				Spec:       monoclePodSpec(container, ConfigMapName(m)),
-			},
-		},
-	}
-	setSpecHash(&d.ObjectMeta, d.Spec)
-	return d
+	return newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, 1,
+		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType})
 }

@@ -1,9 +1,13 @@
 package resources
 
 import (
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
 // restrictedPodSecurityContext passes the "restricted" Pod Security Standard. The Monocle
@@ -101,4 +105,27 @@ func monoclePodSpec(container corev1.Container, configMap string) corev1.PodSpec
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](30),
 	}
+}
+
+// newMonocleDeployment wraps the container of a Monocle component (API or crawler) in its
+// Deployment: per-instance selector, version label, the data hashes that roll the pods, and
+// the spec hash.
+func newMonocleDeployment(m *monoclev1alpha1.Monocle, name, component string, container corev1.Container, in Inputs,
+	replicas int32, strategy appsv1.DeploymentStrategy) *appsv1.Deployment {
+	labels := Labels(m, component)
+	labels[VersionLabel] = versionLabel(container.Image)
+	d := &appsv1.Deployment{
+		ObjectMeta: objectMeta(m, name, component),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: SelectorLabels(m, component)},
+			Strategy: strategy,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: podTemplateAnnotations(in, container.Image)},
+				Spec:       monoclePodSpec(container, ConfigMapName(m)),
+			},
+		},
+	}
+	setSpecHash(&d.ObjectMeta, d.Spec)
+	return d
 }
