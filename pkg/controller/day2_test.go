@@ -141,6 +141,14 @@ func TestTokenNamedByConfigButMissing(t *testing.T) {
 		t.Errorf("SecretsReady = %+v, want False/TokenMissing naming MY_GITHUB_TOKEN", c)
 	}
 
+	// A workspace reading the crawlers' key from its own variable needs the Secret to have it.
+	own := m.DeepCopy()
+	own.Spec.Config = strings.Replace(githubConfig, "  - name: demo\n", "  - name: demo\n    crawlers_api_key: DEMO_CRAWLERS_KEY\n", 1)
+	_, _, status = resync(t, own, objects, newUserSecret("2", map[string]string{"MY_GITHUB_TOKEN": "a"}))
+	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "DEMO_CRAWLERS_KEY") {
+		t.Errorf("with crawlers_api_key: SecretsReady = %+v", c)
+	}
+
 	noRef := newMonocle("noref")
 	noRef.Spec.Config = githubConfig
 	f := newFixture(t)

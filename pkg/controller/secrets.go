@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,13 +155,21 @@ func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Mono
 }
 
 // checkSecrets reads the user Secret and checks that it provides every token variable the
-// config names. It returns the user Secret's data hash ("" without secretRef) and the
+// config names, and any crawlers_api_key variable other than the generated CRAWLERS_API_KEY. It returns the user Secret's data hash ("" without secretRef) and the
 // SecretsReady condition; when that is False the API and crawler must not be rolled.
 func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) (string, metav1.Condition, error) {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}
 	var wanted []string
 	if cfg != nil {
 		wanted = cfg.TokenVariables()
+		// A workspace may read the crawlers' key from another variable than the generated
+		// CRAWLERS_API_KEY; Monocle's API and crawler exit at start when it is unset.
+		for _, v := range cfg.CrawlersAPIKeyVariables() {
+			if v != resources.CrawlersAPIKeyKey && !slices.Contains(wanted, v) {
+				wanted = append(wanted, v)
+			}
+		}
+		sort.Strings(wanted)
 	}
 	if m.Spec.SecretRef == nil {
 		if len(wanted) > 0 {

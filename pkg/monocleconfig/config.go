@@ -74,7 +74,9 @@ type Ident struct {
 
 // SearchAlias is a named search query of a workspace.
 type SearchAlias struct {
-	Name  string
+	// Name is how users refer to the query.
+	Name string
+	// Alias is the query, in Monocle's search language.
 	Alias string
 }
 

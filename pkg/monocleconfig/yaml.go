@@ -11,9 +11,10 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// maxNodes bounds the values decodeYAML builds, counting each expansion of an alias: a
-// 1 MiB document has far fewer, an alias bomb far more.
-const maxNodes = 1 << 20
+// maxAliasedValues bounds the values decodeYAML builds by expanding aliases. Values written
+// out are bounded by MaxSize; an alias bomb ("billion laughs") expands a few lines into
+// billions of values, which this budget cuts off after a few megabytes of memory.
+const maxAliasedValues = 1 << 18
 
 // decodeYAML turns the single YAML document in data into its JSON form: map[string]any,
 // []any, string, json.Number, bool or nil.
@@ -39,25 +40,29 @@ func decodeYAML(data string) (any, *Error) {
 		}
 		return nil, newError("", ReasonSyntax, fmt.Sprintf("config.yaml holds more than one YAML document (a second one starts at line %d): keep only one", next.Line))
 	}
-	d := &converter{budget: maxNodes, open: map[*yaml.Node]bool{}}
+	d := &converter{budget: maxAliasedValues, open: map[*yaml.Node]bool{}}
 	return d.toValue(&doc)
 }
 
-// converter turns yaml.v3 nodes into values, within a budget of values built and refusing
-// an alias to a node it is inside of ("a: &a [*a]").
+// converter turns yaml.v3 nodes into values, within a budget of values built inside alias
+// expansions, refusing an alias to a node it is inside of ("a: &a [*a]").
 type converter struct {
 	budget int
-	open   map[*yaml.Node]bool
+	// open are the anchored nodes being expanded; none means outside any alias.
+	open map[*yaml.Node]bool
 }
 
 func syntaxError(err error) *Error {
 	return newError("", ReasonSyntax, "config.yaml is not valid YAML: "+strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-// toValue converts n, spending one unit of budget per value built.
+// toValue converts n, spending one unit of budget per value built in an alias expansion.
 func (d *converter) toValue(n *yaml.Node) (any, *Error) {
-	if d.budget--; d.budget < 0 {
-		return nil, newError("", ReasonSyntax, "config.yaml expands to too many values (aliases?)")
+	if len(d.open) > 0 {
+		d.budget--
+	}
+	if d.budget < 0 {
+		return nil, newError("", ReasonSyntax, fmt.Sprintf("config.yaml expands its aliases to more than %d values", maxAliasedValues))
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:

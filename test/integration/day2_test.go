@@ -166,9 +166,12 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 	if !strings.Contains(c.Message, "tokens") {
 		t.Errorf("SecretsReady message does not name the Secret: %q", c.Message)
 	}
-	if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "involvedObject.name=m"); !strings.Contains(events, "tokens") {
-		t.Errorf("no event names the missing Secret:\n%s", events)
-	}
+	eventually(t, 30*time.Second, "an event naming the missing Secret", func() error {
+		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=SecretNotFound"); !strings.Contains(events, "tokens") {
+			return fmt.Errorf("no SecretNotFound event names the Secret:\n%s", events)
+		}
+		return nil
+	})
 	mustKubectl(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=OTHER=x")
 	c = waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionFalse, "TokenMissing")
 	if !strings.Contains(c.Message, "GITHUB_TOKEN") {

@@ -228,9 +228,12 @@ func TestNameTakenByForeignObject(t *testing.T) {
 	if !strings.Contains(out, "ConfigMap taken-api") {
 		t.Errorf("Ready message does not name the foreign ConfigMap: %q", out)
 	}
-	if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=NameConflict"); !strings.Contains(events, "taken-api") {
-		t.Errorf("no NameConflict event:\n%s", events)
-	}
+	eventually(t, 30*time.Second, "a NameConflict event", func() error {
+		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=NameConflict"); !strings.Contains(events, "taken-api") {
+			return fmt.Errorf("no NameConflict event naming taken-api:\n%s", events)
+		}
+		return nil
+	})
 	cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken-api", metav1.GetOptions{})
 	if err != nil || cm.Data["config.yaml"] != "mine" || len(cm.OwnerReferences) != 0 {
 		t.Fatalf("the foreign ConfigMap was changed: %v %+v", err, cm)

@@ -1,0 +1,209 @@
+package integration
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// hostileCase is one malformed or hostile Monocle, applied with kubectl as a user would.
+type hostileCase struct {
+	name string
+	// namespace, when set, is an existing namespace to run in instead of one of the case's own.
+	namespace string
+	// objects are applied in the case's namespace first: the user's Secret, foreign objects.
+	objects string
+	// base, when set, is the spec of a good Monocle "m" that is created and Ready before the
+	// hostile step, which is then an update of it.
+	base string
+	// manifest is the hostile step as a manifest: created with kubectl create, or applied
+	// with kubectl apply when base is set.
+	manifest string
+	// patch is the hostile step as a JSON merge patch of monocle/m (with base).
+	patch string
+	// rejected are the strings kubectl's error must contain (the field and the problem).
+	// Empty means the step must be accepted.
+	rejected []string
+	// warned are the strings the accepted step's output must contain, as a warning; the
+	// Monocle's generation must not change.
+	warned []string
+	// condition is the condition the accepted Monocle must report.
+	condition *hostileCondition
+	// check, when set, runs after the condition is reported.
+	check func(ns string) error
+}
+
+// hostileCondition is a condition of the Monocle "m" (or of monocle) the test waits for.
+type hostileCondition struct {
+	monocle, typ, status, reason string
+	// message holds strings the message must contain; notMessage strings it must not.
+	message, notMessage []string
+}
+
+// hostileNamespace is where the cases without objects or base create their Monocle.
+const hostileNamespace = "hostile-admission"
+
+// Manifests are written in YAML flow style; js quotes a string for it.
+func hostileQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func hostileManifest(name, spec string) string {
+	return fmt.Sprintf("apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: %s\nspec: %s\n", hostileQuote(name), spec)
+}
+
+const (
+	// hostileGitHubConfig has a GitHub crawler reading GITHUB_TOKEN.
+	hostileGitHubConfig = "workspaces:\n  - name: demo\n    crawlers:\n      - name: gh\n        update_since: \"2024-01-01\"\n        provider:\n          github_organization: change-metrics\n"
+	// hostileTokensSecret provides GITHUB_TOKEN.
+	hostileTokensSecret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tokens\nstringData:\n  GITHUB_TOKEN: not-a-real-token\n"
+	// hostileFakeToken looks like a GitHub token; it must never be repeated in a status.
+	hostileFakeToken = "ghp_R3aLl00kingT0kenButF4keABCDEFGHIJ01"
+)
+
+// hostileBaseSpec is the spec of a good Monocle with data worth keeping.
+var hostileBaseSpec = `{storageSize: 2Gi, secretRef: {name: tokens}, config: ` + hostileQuote(hostileGitHubConfig) + `}`
+
+// hostileConfigSpec is a spec holding config.yaml content.
+func hostileConfigSpec(config string) string { return `{config: ` + hostileQuote(config) + `}` }
+
+func hostileInvalidConfig(name, config string, message ...string) hostileCase {
+	return hostileCase{name: name, manifest: hostileManifest("m", hostileConfigSpec(config)),
+		condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig", message: message}}
+}
+
+func hostileRejectedCreate(name, monocle, spec string, rejected ...string) hostileCase {
+	return hostileCase{name: name, manifest: hostileManifest(monocle, spec), rejected: rejected}
+}
+
+func hostileRejectedPatch(name, base, patch string, rejected ...string) hostileCase {
+	return hostileCase{name: name, objects: hostileTokensSecret, base: base, patch: patch, rejected: rejected}
+}
+
+// hostileCases are the cases of TestHostileMonocles.
+func hostileCases() []hostileCase {
+	aliasBomb := "a: &a [x, x, x, x, x, x, x, x, x]\n"
+	for i, prev := 1, "a"; i < 9; i++ {
+		cur := string(rune('a' + i))
+		aliasBomb += fmt.Sprintf("%s: &%s [*%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s, *%s]\n", cur, cur, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = cur
+	}
+	aliasBomb += "workspaces: [{name: demo, crawlers: []}]\n"
+	routeLabels := make([]string, 65)
+	for i := range routeLabels {
+		routeLabels[i] = fmt.Sprintf("l%d: v", i)
+	}
+	withClass := `{storageClassName: kwok-volume, storageSize: 2Gi, secretRef: {name: tokens}, config: ` + hostileQuote(hostileGitHubConfig) + `}`
+
+	return []hostileCase{
+		// Wrong types.
+		hostileRejectedCreate("replicas as a string", "t-replicas-string", `{api: {replicas: three}}`, "spec.api.replicas", "integer"),
+		hostileRejectedCreate("config as a mapping", "t-config-mapping", `{config: {workspaces: []}}`, "spec.config"),
+		hostileRejectedCreate("config as a number", "t-config-number", `{config: 42}`, "spec.config", "string"),
+		hostileRejectedCreate("spec as a list", "t-spec-list", `[a, b]`, "spec in body must be of type object"),
+		hostileRejectedCreate("storageSize as a boolean", "t-size-bool", `{storageSize: true}`, "spec.storageSize"),
+		// Storage size.
+		hostileRejectedCreate("storageSize not a quantity", "t-size-banana", `{storageSize: banana}`, "spec.storageSize"),
+		hostileRejectedCreate("storageSize below 1Gi", "t-size-small", `{storageSize: 512Mi}`, "spec.storageSize", "at least 1Gi"),
+		hostileRejectedCreate("storageSize negative", "t-size-negative", `{storageSize: -5Gi}`, "spec.storageSize", "at least 1Gi"),
+		hostileRejectedCreate("storageSize in bytes", "t-size-bytes", `{storageSize: 5}`, "spec.storageSize", "at least 1Gi"),
+		// Ranges.
+		hostileRejectedCreate("replicas above 20", "t-replicas-many", `{api: {replicas: 21}}`, "spec.api.replicas", "less than or equal to 20"),
+		hostileRejectedCreate("replicas negative", "t-replicas-negative", `{api: {replicas: -1}}`, "spec.api.replicas", "greater than or equal to 0"),
+		// URLs.
+		hostileRejectedCreate("publicURL with a javascript scheme", "t-url-js", `{publicURL: "javascript:alert(1)"}`, "spec.publicURL", "http:// or https://"),
+		hostileRejectedCreate("publicURL with a header injection", "t-url-newline", `{publicURL: "https://m.example.com/\nX-Injected: 1"}`, "spec.publicURL"),
+		hostileRejectedCreate("publicURL with credentials", "t-url-credentials", `{publicURL: "https://admin:secret@m.example.com/"}`, "spec.publicURL"),
+		hostileRejectedCreate("route host with a path", "t-route-host", `{route: {host: "evil.example.com/x?y=1"}}`, "spec.route.host"),
+		hostileRejectedCreate("too many route labels", "t-route-labels", `{route: {labels: {`+strings.Join(routeLabels, ", ")+`}}}`, "spec.route.labels"),
+		// Unknown fields.
+		hostileRejectedCreate("unknown field", "t-unknown", `{wipeData: true}`, `unknown field "spec.wipeData"`),
+		hostileRejectedCreate("unknown nested field", "t-unknown-nested", `{api: {privileged: true}}`, `unknown field "spec.api.privileged"`),
+		hostileRejectedCreate("Secret in another namespace", "t-secret-foreign-ns", `{secretRef: {name: tokens, namespace: kube-system}}`, `unknown field "spec.secretRef.namespace"`),
+		// Images.
+		hostileRejectedCreate("empty image", "t-image-empty", `{image: ""}`, "spec.image"),
+		hostileRejectedCreate("image with arguments", "t-image-args", `{image: "quay.io/change-metrics/monocle:1.11.2 --privileged"}`, "spec.image"),
+		hostileRejectedCreate("empty Elasticsearch image", "t-es-image-empty", `{elasticsearch: {image: ""}}`, "spec.elasticsearch.image"),
+		// Huge strings.
+		hostileRejectedCreate("huge title", "t-huge-title", `{api: {title: `+hostileQuote(strings.Repeat("T", 100_000))+`}}`, "spec.api.title", "Too long"),
+		hostileRejectedCreate("huge javaOpts", "t-huge-javaopts", `{elasticsearch: {javaOpts: `+hostileQuote(strings.Repeat("-Xmx1g ", 1000))+`}}`, "spec.elasticsearch.javaOpts", "Too long"),
+		hostileRejectedCreate("config over 1 MiB", "t-huge-config", hostileConfigSpec(hostileGitHubConfig+"#"+strings.Repeat("x", 1<<20)), "spec.config", "Too long"),
+		// Names.
+		hostileRejectedCreate("name of 41 characters", strings.Repeat("n", 41), `{}`, "metadata.name must be at most 40 characters"),
+		hostileRejectedCreate("name with shell characters", "x;rm -rf", `{}`, "metadata.name"),
+		hostileRejectedCreate("name starting with a digit", "1monocle", `{}`, "metadata.name must be at most 40 characters"),
+		hostileRejectedCreate("name with a dot", "mon.ocle", `{}`, "metadata.name must be at most 40 characters"),
+		{name: "label value injection", rejected: []string{"metadata.labels"},
+			manifest: "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: t-label\n  labels:\n    app.kubernetes.io/instance: \"x; rm -rf /\"\nspec: {}\n"},
+		// References.
+		hostileRejectedCreate("invalid StorageClass name", "t-class-invalid", `{storageClassName: Fast_SSD}`, "spec.storageClassName"),
+		hostileRejectedCreate("secretRef path traversal", "t-secret-traversal", `{secretRef: {name: ../etc}}`, "spec.secretRef.name"),
+		hostileRejectedCreate("secretRef without name", "t-secret-noname", `{secretRef: {}}`, "spec.secretRef.name", "Required"),
+
+		// Updates that would destroy data.
+		hostileRejectedPatch("storage shrink", hostileBaseSpec, `{"spec":{"storageSize":"1Gi"}}`, "spec.storageSize", "cannot shrink"),
+		hostileRejectedPatch("storageSize removed after growing", hostileBaseSpec, `{"spec":{"storageSize":null}}`, "spec.storageSize", "cannot shrink"),
+		hostileRejectedPatch("storageSize garbage on update", hostileBaseSpec, `{"spec":{"storageSize":"lots"}}`, "spec.storageSize"),
+		hostileRejectedPatch("storageClassName set after creation", hostileBaseSpec, `{"spec":{"storageClassName":"kwok-volume"}}`, "spec.storageClassName", "cannot be changed"),
+		hostileRejectedPatch("storageClassName changed", withClass, `{"spec":{"storageClassName":"fast"}}`, "spec.storageClassName", "cannot be changed"),
+		hostileRejectedPatch("storageClassName unset", withClass, `{"spec":{"storageClassName":null}}`, "spec.storageClassName", "cannot be changed"),
+		hostileRejectedPatch("image emptied", hostileBaseSpec, `{"spec":{"image":""}}`, "spec.image"),
+		{name: "whole Monocle re-applied without storage", objects: hostileTokensSecret, base: withClass,
+			manifest: hostileManifest("m", `{secretRef: {name: tokens}, config: `+hostileQuote(hostileGitHubConfig)+`}`),
+			rejected: []string{"spec.storageClassName", "spec.storageSize", "cannot shrink"}},
+		{name: "unknown field in a patch is dropped", objects: hostileTokensSecret, base: hostileBaseSpec,
+			patch: `{"spec":{"wipeData":true}}`, warned: []string{`unknown field "spec.wipeData"`}},
+
+		// Invalid config.yaml: accepted by the API server, refused by the operator.
+		hostileInvalidConfig("config not YAML", "workspaces: [\n", "not valid YAML"),
+		hostileInvalidConfig("config not a mapping", "- name: demo\n", "must be a mapping"),
+		hostileInvalidConfig("config without workspaces", "about: {links: []}\n", "workspaces: is required"),
+		hostileInvalidConfig("workspace name Monocle refuses", "workspaces:\n  - name: Bad Name\n    crawlers: []\n",
+			`workspaces[0].name: "Bad Name" is not a valid workspace name`),
+		hostileInvalidConfig("duplicate workspaces", "workspaces:\n  - {name: demo, crawlers: []}\n  - {name: demo, crawlers: []}\n",
+			"workspaces[1].name", "must be unique"),
+		hostileInvalidConfig("unknown provider", "workspaces:\n  - name: demo\n    crawlers:\n      - {name: j, update_since: \"2024-01-01\", provider: {jira_url: \"https://jira.example.com\"}}\n",
+			"workspaces[0].crawlers[0].provider"),
+		hostileInvalidConfig("duplicate crawlers", "workspaces:\n  - name: demo\n    crawlers:\n      - {name: c, update_since: \"2024-01-01\", provider: TaskDataProvider}\n      - {name: c, update_since: \"2024-01-01\", provider: TaskDataProvider}\n",
+			"workspaces[0].crawlers[1].name"),
+		hostileInvalidConfig("YAML alias bomb", aliasBomb, "config.yaml"),
+		{name: "token pasted in config", manifest: hostileManifest("m", hostileConfigSpec(
+			"workspaces:\n  - name: demo\n    crawlers:\n      - {name: gh, update_since: \"2024-01-01\", provider: {github_organization: o, github_token: "+hostileFakeToken+"}}\n")),
+			condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig",
+				message: []string{"github_token", "looks like a token"}, notMessage: []string{hostileFakeToken, hostileFakeToken[:12]}}},
+		{name: "invalid config near the size limit", manifest: hostileManifest("m", hostileConfigSpec("workspaces: [{name: "+strings.Repeat("Z", 900_000)+", crawlers: []}]\n")),
+			condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig", message: []string{"workspaces[0].name"}},
+			check:     func(ns string) error { return hostileMessageAtMost(ns, "m", "ConfigValid", 4096) }},
+
+		// Missing or foreign objects.
+		{name: "secretRef to a missing Secret", manifest: hostileManifest("m", `{secretRef: {name: gone}}`),
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "SecretNotFound", message: []string{"gone"}}},
+		{name: "secretRef to a ConfigMap", objects: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tokens\ndata:\n  GITHUB_TOKEN: x\n",
+			manifest:  hostileManifest("m", `{secretRef: {name: tokens}, config: `+hostileQuote(hostileGitHubConfig)+`}`),
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "SecretNotFound"}},
+		{name: "token variable no Secret provides", objects: hostileTokensSecret,
+			manifest:  hostileManifest("m", `{secretRef: {name: tokens}, config: `+hostileQuote("workspaces:\n  - name: demo\n    crawlers:\n      - {name: gl, update_since: \"2024-01-01\", provider: {gitlab_organization: o}}\n")+`}`),
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "TokenMissing", message: []string{"GITLAB_TOKEN"}}},
+		{name: "name taken by a foreign ConfigMap", objects: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m-api\ndata:\n  config.yaml: mine\n",
+			manifest: hostileManifest("m", `{}`), condition: &hostileCondition{typ: "Degraded", status: "True", reason: "NameConflict", message: []string{"m-api"}},
+			check: func(ns string) error { return hostileConfigMapHolds(ns, "m-api", "config.yaml", "mine") }},
+		{name: "name taken by a foreign Service", objects: "apiVersion: v1\nkind: Service\nmetadata:\n  name: m-elastic\nspec:\n  ports: [{port: 9200}]\n",
+			manifest: hostileManifest("m", `{}`), condition: &hostileCondition{typ: "Degraded", status: "True", reason: "NameConflict", message: []string{"m-elastic"}}},
+		{name: "name taken by a foreign Secret", objects: "apiVersion: v1\nkind: Secret\nmetadata:\n  name: m-api\nstringData:\n  CRAWLERS_API_KEY: mine\n",
+			manifest: hostileManifest("m", `{}`), condition: &hostileCondition{typ: "Degraded", status: "True", reason: "NameConflict", message: []string{"m-api"}},
+			check: func(ns string) error { return hostileSecretHolds(ns, "m-api", "CRAWLERS_API_KEY", "mine") }},
+		{name: "impostor of the control Monocle", namespace: hostileControlNamespace, manifest: "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: impostor\n  labels:\n    app.kubernetes.io/instance: control\n    app.kubernetes.io/managed-by: monocle-operator\nspec:\n  secretRef: {name: control-api}\n",
+			condition: &hostileCondition{monocle: "impostor", typ: "Ready", status: "True"}},
+
+		// Hostile updates of a good Monocle: reported, and the data is kept.
+		{name: "config update not YAML", objects: hostileTokensSecret, base: hostileBaseSpec, patch: `{"spec":{"config":"workspaces: [\n"}}`,
+			condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig", message: []string{"not valid YAML"}},
+			check:     func(ns string) error { return hostileConfigMapHolds(ns, "m-api", "config.yaml", hostileGitHubConfig) }},
+		{name: "secretRef switched to a missing Secret", objects: hostileTokensSecret, base: hostileBaseSpec, patch: `{"spec":{"secretRef":{"name":"gone"}}}`,
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "SecretNotFound", message: []string{"gone"}}},
+		{name: "config update needs a missing token", objects: hostileTokensSecret, base: hostileBaseSpec,
+			patch:     `{"spec":{"config":` + hostileQuote("workspaces:\n  - name: demo\n    crawlers:\n      - {name: bz, update_since: \"2024-01-01\", provider: {bugzilla_url: \"https://bugzilla.example.com\"}}\n") + `}}`,
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "TokenMissing", message: []string{"BUGZILLA_TOKEN"}}},
+	}
+}
