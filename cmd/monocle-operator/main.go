@@ -69,7 +69,7 @@ func main() {
 	flag.StringVar(&o.leaseNS, "leader-election-namespace", "", "Namespace of the leader election Lease. Empty means the pod's namespace ($POD_NAMESPACE or the service account's).")
 	flag.StringVar(&o.leaseName, "leader-election-id", "monocle-operator", "Name of the leader election Lease.")
 	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
-	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits.")
+	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
 	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	flag.Parse()
 	if err := applyLogging(logConfig); err != nil {
@@ -100,6 +100,15 @@ func run(ctx context.Context, o options) error {
 	// The identity in the user agent tells the replicas apart in the API server's audit log.
 	cfg.UserAgent = controller.ControllerName + "/" + id
 	logger.Info("Starting", "identity", id, "userAgent", cfg.UserAgent)
+	// The Lease is written through a client of its own, so that renewals never wait behind
+	// the controllers' requests in the client-side rate limiter; every other client writes
+	// only while this replica leads.
+	leaseCfg := rest.CopyConfig(cfg)
+	var guard *leaseGuard
+	if o.leaderElect {
+		guard = &leaseGuard{renewDeadline: o.renewDeadline}
+		cfg.Wrap(guard.wrap)
+	}
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
@@ -150,7 +159,7 @@ func run(ctx context.Context, o options) error {
 		runControllers(ctx)
 		return nil
 	}
-	return runWithLeaderElection(ctx, o, id, cfg, watchdog, runControllers)
+	return runWithLeaderElection(ctx, o, id, leaseCfg, guard, watchdog, runControllers)
 }
 
 // runWithLeaderElection runs fn while this process holds the Lease, until ctx ends. On a
@@ -158,19 +167,17 @@ func run(ctx context.Context, o options) error {
 // (ReleaseOnCancel), so a rolling update hands over in about a retry period and the next
 // leader's writes never interleave with this one's. A leader that fails to renew its lease
 // stops fn at once and returns an error, so that the process exits.
-func runWithLeaderElection(ctx context.Context, o options, id string, cfg *rest.Config, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
+func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *rest.Config, guard *leaseGuard, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	ns := o.leaseNS
 	if ns == "" {
 		ns = podNamespace()
 	}
-	// A client of its own, so that renewals never wait behind the controllers' requests in
-	// the client-side rate limiter.
-	leaseClient, err := kubernetes.NewForConfig(rest.CopyConfig(cfg))
+	leaseClient, err := kubernetes.NewForConfig(leaseCfg)
 	if err != nil {
 		return fmt.Errorf("building the leader election client: %w", err)
 	}
-	lock := &resourcelock.LeaseLock{
+	guard.Interface = &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: o.leaseName, Namespace: ns},
 		Client:     leaseClient.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
@@ -194,7 +201,7 @@ func runWithLeaderElection(ctx context.Context, o options, id string, cfg *rest.
 
 	var lost error
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock:            lock,
+		Lock:            guard,
 		ReleaseOnCancel: true,
 		LeaseDuration:   o.leaseDuration,
 		RenewDeadline:   o.renewDeadline,
@@ -241,6 +248,73 @@ func runWithLeaderElection(ctx context.Context, o options, id string, cfg *rest.
 	le.Run(electionCtx)
 	return lost
 }
+
+// leaseGuard is the leader election lock, and lets the other clients write only while this
+// replica holds the lock by its own clock: for renewDeadline after the start of its last
+// successful write of the Lease naming it. Another replica takes the Lease over only a full
+// lease duration after it saw that write, so the two never write at the same time, even when
+// this process was paused (a frozen VM, SIGSTOP) and resumes believing it leads: client-go
+// notices the loss only at its next renewal, which races with the workers.
+type leaseGuard struct {
+	resourcelock.Interface
+	renewDeadline time.Duration
+
+	mu sync.Mutex
+	// renewed is when the last successful write holding the Lease started; zero once
+	// released.
+	renewed time.Time
+}
+
+// Create implements resourcelock.Interface.
+func (g *leaseGuard) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	return g.write(r, func() error { return g.Interface.Create(ctx, r) })
+}
+
+// Update implements resourcelock.Interface.
+func (g *leaseGuard) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	return g.write(r, func() error { return g.Interface.Update(ctx, r) })
+}
+
+func (g *leaseGuard) write(r resourcelock.LeaderElectionRecord, fn func() error) error {
+	start := time.Now()
+	if err := fn(); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r.HolderIdentity == g.Identity() {
+		g.renewed = start
+	} else {
+		g.renewed = time.Time{}
+	}
+	return nil
+}
+
+// leads reports whether this replica may write now.
+func (g *leaseGuard) leads() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.renewed.IsZero() && time.Since(g.renewed) < g.renewDeadline
+}
+
+// wrap makes rt refuse every request but GET, HEAD and OPTIONS while this replica does not
+// lead; the refusal is an error of the request, as a network failure would be.
+func (g *leaseGuard) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
+		switch req.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if !g.leads() {
+				return nil, fmt.Errorf("not sending %s %s: this replica does not hold the leader election lease", req.Method, req.URL.Path)
+			}
+		}
+		return rt.RoundTrip(req)
+	})
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // identity names this process in the leader election Lease and in its user agent: the host
 // name (the pod's name in a cluster) and a random UUID, unique even when two replicas share

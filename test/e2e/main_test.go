@@ -1,0 +1,208 @@
+// Package e2e tests the production install on a real local control plane (see
+// test/localcluster): deploy/ is applied exactly as shipped, with kubectl, on an empty
+// cluster. The operator Deployment's pods are fake under kwok, so the tests run the operator
+// binary as out-of-cluster processes, with the arguments of the shipped Deployment and
+// authenticated as its ServiceAccount (a token from the TokenRequest API): the shipped RBAC
+// is what the API server checks. The API server's audit log tells the replicas apart by user
+// agent ("monocle-operator/<identity>") and records each leader election Lease write with
+// its holder, so the tests can check that one replica at a time writes.
+//
+// Containers never start under kwok: the Deployment's probes, image and security context are
+// validated (admission, Pod Security "restricted") but not exercised.
+//
+// With -short the tests that need the cluster are skipped and no cluster is started; the
+// manifest checks in manifests_test.go still run.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	"github.com/change-metrics/monocle-operator/test/localcluster"
+)
+
+// Names from deploy/.
+const (
+	operatorNamespace = "monocle-operator"
+	operatorName      = "monocle-operator" // ServiceAccount, Deployment, Lease, ClusterRole
+	crdName           = "monocles.monocle.monocle.change-metrics.io"
+	serviceAccount    = "system:serviceaccount:" + operatorNamespace + ":" + operatorName
+)
+
+// auditPolicy is localcluster's default policy plus the request bodies of writes to Leases in
+// the operator's namespace: their spec.holderIdentity dates each change of leader, and an
+// empty one marks a release.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages:
+- RequestReceived
+rules:
+- level: None
+  verbs: ["get", "list", "watch"]
+  resources:
+  - group: ""
+    resources: ["events"]
+  - group: "events.k8s.io"
+    resources: ["events"]
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: Request
+  verbs: ["create", "update", "patch"]
+  namespaces: ["` + operatorNamespace + `"]
+  resources:
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: Metadata
+`
+
+// env is the cluster and operator binary shared by the tests of this package.
+var env struct {
+	repoRoot   string
+	workDir    string
+	cluster    *localcluster.Cluster
+	kubeconfig string
+	kube       kubernetes.Interface
+	monocles   clientset.Interface
+	operator   string // path of the operator binary built from this tree
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
+	code, err := setUp(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e set-up failed:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setUp(m *testing.M) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	root, err := localcluster.FindRepoRoot("")
+	if err != nil {
+		return 0, err
+	}
+	env.repoRoot = root
+	binDir, stagesDir, err := localcluster.EnsureBinaries(ctx, root)
+	if err != nil {
+		return 0, err
+	}
+	if env.workDir, err = os.MkdirTemp("", "monocle-e2e-"); err != nil {
+		return 0, err
+	}
+	env.operator = filepath.Join(env.workDir, "monocle-operator")
+	build := exec.CommandContext(ctx, "go", "build", "-o", env.operator, "./cmd/monocle-operator")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("building the operator: %v: %s", err, out)
+	}
+	cluster, err := localcluster.Start(ctx, localcluster.Options{
+		BinDir: binDir, StagesDir: stagesDir, WorkDir: filepath.Join(env.workDir, "cluster"),
+		AuditPolicy: auditPolicy, Timeout: 2 * time.Minute,
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err := cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		}
+	}()
+	env.cluster = cluster
+	env.kubeconfig = cluster.Kubeconfig()
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	if err != nil {
+		return 0, err
+	}
+	if env.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return 0, err
+	}
+	if env.monocles, err = clientset.NewForConfig(cfg); err != nil {
+		return 0, err
+	}
+
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e work directory kept: %s (operator logs, cluster logs in cluster/logs, audit log)\n", env.workDir)
+	} else {
+		_ = os.RemoveAll(env.workDir)
+	}
+	return code, nil
+}
+
+// needCluster skips a test in -short mode, where no cluster is started.
+func needCluster(t *testing.T) {
+	t.Helper()
+	if env.cluster == nil {
+		t.Skip("needs the local control plane; not started with -short")
+	}
+}
+
+// kubectl runs kubectl as the cluster admin and returns its combined output.
+func kubectl(args ...string) (string, error) {
+	return kubectlStdin("", args...)
+}
+
+// kubectlStdin runs kubectl as the cluster admin with stdin.
+func kubectlStdin(stdin string, args ...string) (string, error) {
+	cmd := exec.Command("kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	cmd.Dir = env.repoRoot
+	cmd.Stdin = strings.NewReader(stdin)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// mustKubectl runs kubectl and fails the test on error.
+func mustKubectl(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := kubectl(args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// eventually polls check every 250ms until it returns nil or timeout passes, then fails the
+// test with check's last error.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = check(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after %s: %v", what, timeout, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// createNamespace creates a namespace enforcing the restricted Pod Security Standard, and
+// deletes it when the test ends.
+func createNamespace(t *testing.T, name string) {
+	t.Helper()
+	mustKubectl(t, "create", "namespace", name)
+	mustKubectl(t, "label", "namespace", name, "pod-security.kubernetes.io/enforce=restricted")
+	t.Cleanup(func() { _, _ = kubectl("delete", "namespace", name, "--wait=false") })
+}
