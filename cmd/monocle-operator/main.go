@@ -59,9 +59,9 @@ func main() {
 	var o options
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
 	flag.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
-	flag.IntVar(&o.workers, "workers", 2, "Number of Monocles synced at once.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 50, "Queries per second the operator's client may send to the API server.")
-	flag.IntVar(&o.burst, "kube-api-burst", 100, "Burst of queries above kube-api-qps the client may send.")
+	flag.IntVar(&o.workers, "workers", 4, "Number of Monocles synced at once.")
+	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the operator's client may send to the API server (see the README's benchmarks for the choice).")
+	flag.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries above kube-api-qps the client may send.")
 	flag.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty means all namespaces.")
 	flag.DurationVar(&o.resync, "resync-period", 10*time.Hour, "How often every Monocle is synced even without a change.")
 	flag.StringVar(&o.httpAddr, "http-address", ":8080", "Address serving /metrics, /healthz and /readyz. Empty disables it.")

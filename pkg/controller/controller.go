@@ -165,7 +165,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 	logger.V(2).Info("Setting up event handlers", "queue", queueName)
 	if _, err := inf.Monocles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueMonocle,
-		UpdateFunc: func(_, newObj any) { c.enqueueMonocle(newObj) },
+		UpdateFunc: c.handleMonocleUpdate,
 		DeleteFunc: c.enqueueMonocle,
 	}); err != nil {
 		return nil, fmt.Errorf("adding Monocle event handler: %w", err)

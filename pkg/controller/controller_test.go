@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -529,5 +530,38 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	// The version changes only once the new pods are ready.
 	if status.Version != "1.11.2" {
 		t.Errorf("version during the rollout = %q, want the running 1.11.2", status.Version)
+	}
+}
+
+func TestStatusOnlyChangesAreCoalesced(t *testing.T) {
+	m := newMonocle("demo")
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	c := f.newController()
+
+	old := resources.NewAPIDeployment(m, resources.Inputs{})
+	old.Generation, old.ResourceVersion = 1, "1"
+	ready := old.DeepCopy()
+	ready.ResourceVersion, ready.Status.ReadyReplicas = "2", 1
+	c.handleObjectUpdate(old, ready)
+	if n := c.queue.Len(); n != 0 {
+		t.Fatalf("a status-only change was enqueued at once (%d keys)", n)
+	}
+	// The key arrives once the delay has passed.
+	deadline := time.Now().Add(statusSyncDelay + 2*time.Second)
+	for c.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if c.queue.Len() != 1 {
+		t.Fatalf("the status-only change never enqueued its Monocle")
+	}
+	key, _ := c.queue.Get()
+	c.queue.Done(key)
+
+	scaled := ready.DeepCopy()
+	scaled.ResourceVersion, scaled.Generation, scaled.Spec.Replicas = "3", 2, ptr.To[int32](0)
+	c.handleObjectUpdate(ready, scaled)
+	if n := c.queue.Len(); n != 1 {
+		t.Errorf("a spec change (drift) waited: %d keys queued, want 1 at once", n)
 	}
 }

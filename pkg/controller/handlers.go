@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,12 +25,47 @@ func (c *Controller) enqueueMonocle(obj any) {
 	c.queue.Add(key)
 }
 
-// handleObjectUpdate enqueues the owner of an updated object, skipping the periodic resyncs
-// that carry no change.
-func (c *Controller) handleObjectUpdate(oldObj, newObj any) {
-	if changed(oldObj, newObj) {
-		c.handleObject(newObj)
+// statusSyncDelay is how long the controller waits before syncing a Monocle after a change
+// of an owned object's status alone, such as pods becoming ready one by one during a rollout.
+// Those changes come in bursts; one sync after the burst writes the Monocle's status once
+// rather than once per change. Spec changes and deletions of owned objects, the drift the
+// operator repairs, sync at once.
+const statusSyncDelay = time.Second
+
+// handleMonocleUpdate enqueues an updated Monocle: at once for a change of its spec or
+// annotations (pausing), after statusSyncDelay for a change of its status alone, which is
+// mostly the operator's own write.
+func (c *Controller) handleMonocleUpdate(oldObj, newObj any) {
+	oldM, okOld := oldObj.(*monoclev1alpha1.Monocle)
+	newM, okNew := newObj.(*monoclev1alpha1.Monocle)
+	if okOld && okNew && oldM.ResourceVersion != newM.ResourceVersion && oldM.Generation == newM.Generation &&
+		equality.Semantic.DeepEqual(oldM.Annotations, newM.Annotations) {
+		c.queue.AddAfter(cache.MetaObjectToName(newM), statusSyncDelay)
+		return
 	}
+	c.enqueueMonocle(newObj)
+}
+
+// handleObjectUpdate enqueues the owner of an updated object, skipping the periodic resyncs
+// that carry no change, and delaying by statusSyncDelay for a change of status alone.
+func (c *Controller) handleObjectUpdate(oldObj, newObj any) {
+	if !changed(oldObj, newObj) {
+		return
+	}
+	if statusOnly(oldObj, newObj) {
+		c.enqueueOwner(newObj, statusSyncDelay)
+		return
+	}
+	c.enqueueOwner(newObj, 0)
+}
+
+// statusOnly reports whether an update of an object with a generation (a Deployment,
+// StatefulSet, Job or PodDisruptionBudget) left its generation alone, so its spec did not
+// change.
+func statusOnly(oldObj, newObj any) bool {
+	oldMeta, errOld := objectMeta(oldObj)
+	newMeta, errNew := objectMeta(newObj)
+	return errOld == nil && errNew == nil && newMeta.GetGeneration() != 0 && oldMeta.GetGeneration() == newMeta.GetGeneration()
 }
 
 // changed reports whether an informer update carries a new resourceVersion, rather than
@@ -42,6 +80,11 @@ func changed(oldObj, newObj any) bool {
 // reference with its Kind, API group and UID checked, so that an object owned by a deleted
 // and recreated Monocle of the same name does not wake the new one.
 func (c *Controller) handleObject(obj any) {
+	c.enqueueOwner(obj, 0)
+}
+
+// enqueueOwner adds the key of the Monocle that controls obj to the queue after delay.
+func (c *Controller) enqueueOwner(obj any, delay time.Duration) {
 	object, err := objectMeta(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
@@ -54,6 +97,10 @@ func (c *Controller) handleObject(obj any) {
 	m := c.monocleFor(object.GetNamespace(), ref.Name)
 	if m == nil || m.UID != ref.UID {
 		klog.V(4).InfoS("Ignoring object whose owner is gone", "object", klog.KObj(object), "owner", ref.Name)
+		return
+	}
+	if delay > 0 {
+		c.queue.AddAfter(cache.MetaObjectToName(m), delay)
 		return
 	}
 	c.enqueueMonocle(m)
@@ -82,8 +129,10 @@ func isControlledBy(obj metav1.Object, m *monoclev1alpha1.Monocle) bool {
 	return ref != nil && isMonocleRef(*ref) && ref.UID == m.UID
 }
 
-// handleVolumeClaim enqueues the Monocle of an Elasticsearch PVC. The StatefulSet creates the
-// PVC without an owner (so it outlives the Monocle); the instance label names its Monocle.
+// handleVolumeClaim enqueues the Monocle of an Elasticsearch PVC after statusSyncDelay: PVC
+// events (creation, binding, a resize) change only the Monocle's status. The StatefulSet
+// creates the PVC without an owner (so it outlives the Monocle); the instance label names its
+// Monocle.
 func (c *Controller) handleVolumeClaim(obj any) {
 	object, err := objectMeta(obj)
 	if err != nil {
@@ -92,7 +141,7 @@ func (c *Controller) handleVolumeClaim(obj any) {
 	}
 	if name := object.GetLabels()[resources.InstanceLabel]; name != "" {
 		if m := c.monocleFor(object.GetNamespace(), name); m != nil {
-			c.enqueueMonocle(m)
+			c.queue.AddAfter(cache.MetaObjectToName(m), statusSyncDelay)
 		}
 	}
 }

@@ -29,12 +29,12 @@ const (
 // volume claim template is immutable and keeps the size it was created with; the PVC is what
 // counts.
 func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle) (metav1.Condition, error) {
+	// One message whether the PVC exists yet or not, so its creation changes no status.
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonStorageAsRequested,
-		Message: "The Elasticsearch volume has the requested size"}
+		Message: "No storage change is pending"}
 	name := resources.ElasticPVCName(m)
 	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
-		cond.Message = "The Elasticsearch volume is to be created with the requested size"
 		return cond, nil
 	}
 	if err != nil {

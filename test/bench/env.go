@@ -1,0 +1,477 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	"github.com/change-metrics/monocle-operator/test/localcluster"
+)
+
+// leaseNamespace holds the operators' leader election Lease.
+const leaseNamespace = "bench-lease"
+
+// extraNodes is how many kwok nodes the bench adds to localcluster's one. A Monocle's pods
+// request 250m CPU and 1.4 GiB, so one 32-CPU node holds 128 Monocles; 3 hold the 220 of a
+// scale run with room to spare.
+const extraNodes = 2
+
+// env is one running local control plane with the CRD installed, clients for the bench, and
+// the audit log reader.
+type env struct {
+	name     string
+	cluster  *localcluster.Cluster
+	kube     kubernetes.Interface
+	monocles clientset.Interface
+	audit    *auditLog
+	tracker  *readyTracker
+	cancel   context.CancelFunc
+}
+
+// startEnv starts a cluster in dir, adds the extra nodes, installs the CRD and creates the
+// lease namespace.
+func (b *bench) startEnv(ctx context.Context, name string) (*env, error) {
+	dir := filepath.Join(b.workDir, name)
+	b.logf("starting control plane %q in %s", name, dir)
+	cl, err := localcluster.Start(ctx, localcluster.Options{
+		BinDir: b.binDir, StagesDir: b.stagesDir, WorkDir: dir,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e := &env{name: name, cluster: cl}
+	b.envs = append(b.envs, e)
+	cfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	// The bench must never be what limits a figure: no client-side throttling.
+	cfg.QPS, cfg.Burst, cfg.UserAgent = 5000, 10000, benchUserAgent
+	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if e.monocles, err = clientset.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if e.audit, err = openAudit(cl.AuditLogPath()); err != nil {
+		return nil, err
+	}
+	for i := 1; i <= extraNodes; i++ {
+		if err := addNode(ctx, e.kube, fmt.Sprintf("kwok-node-%d", i)); err != nil {
+			return nil, err
+		}
+	}
+	crd := filepath.Join(b.repoRoot, "deploy", "01-crd.yaml")
+	if out, err := kubectl(ctx, cl.Kubeconfig(), "apply", "-f", crd); err != nil {
+		return nil, fmt.Errorf("applying the CRD: %v: %s", err, out)
+	}
+	if out, err := kubectl(ctx, cl.Kubeconfig(), "wait", "--for=condition=Established", "--timeout=60s",
+		"crd/monocles.monocle.monocle.change-metrics.io"); err != nil {
+		return nil, fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	}
+	if err := createNamespaces(ctx, e.kube, []string{leaseNamespace}); err != nil {
+		return nil, err
+	}
+	// The API server's first writes of a new custom resource wait about 2 s; take that wait
+	// here, before any operator runs, rather than in the first figure.
+	warm := e.monocles.MonocleV1alpha1().Monocles(leaseNamespace)
+	if _, err := warm.Create(ctx, newMonocle(leaseNamespace), metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("warming up: %w", err)
+	}
+	if err := warm.Delete(ctx, monocleName, metav1.DeleteOptions{}); err != nil {
+		return nil, fmt.Errorf("warming up: %w", err)
+	}
+	trackerCtx, cancel := context.WithCancel(context.Background())
+	e.cancel = cancel
+	if e.tracker, err = startReadyTracker(trackerCtx, e.monocles); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// stop stops the cluster; the operators must be stopped first.
+func (e *env) stop() error {
+	if e.cancel != nil {
+		e.cancel()
+	}
+	if e.audit != nil {
+		_ = e.audit.Close()
+	}
+	return e.cluster.Stop()
+}
+
+func kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// addNode creates a node that kwok manages (like localcluster's own), lifts the not-ready
+// taint that admission puts on new nodes, and waits until it is Ready.
+func addNode(ctx context.Context, kube kubernetes.Interface, name string) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("32"),
+		corev1.ResourceMemory:           resource.MustParse("256Gi"),
+		corev1.ResourcePods:             resource.MustParse("1000"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	}
+	key, value, _ := strings.Cut(localcluster.FakeNodeAnnotation, "=")
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{key: value, "node.alpha.kubernetes.io/ttl": "0"},
+			Labels: map[string]string{
+				"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
+				"kubernetes.io/hostname": name, "type": "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{
+			Capacity: capacity, Allocatable: capacity,
+			NodeInfo: corev1.NodeSystemInfo{Architecture: "amd64", OperatingSystem: "linux"},
+		},
+	}
+	if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	return poll(ctx, 60*time.Second, 200*time.Millisecond, "node "+name+" Ready", func() (bool, error) {
+		n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		var keep []corev1.Taint
+		for _, t := range n.Spec.Taints {
+			if t.Key != "node.kubernetes.io/not-ready" {
+				keep = append(keep, t)
+			}
+		}
+		if len(keep) != len(n.Spec.Taints) {
+			n.Spec.Taints = keep
+			_, err := kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// createNamespaces creates namespaces (enforcing the restricted Pod Security Standard, as the
+// integration tests do) in parallel and waits until each has its "default" ServiceAccount, so
+// the pods of a Monocle created there are not refused while kube-controller-manager catches up.
+func createNamespaces(ctx context.Context, kube kubernetes.Interface, names []string) error {
+	err := parallel(ctx, len(names), 16, func(i int) error {
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: names[i], Labels: map[string]string{
+			"pod-security.kubernetes.io/enforce": "restricted",
+		}}}
+		_, err := kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("creating namespaces: %w", err)
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	return poll(ctx, 120*time.Second, 200*time.Millisecond, "default ServiceAccounts", func() (bool, error) {
+		list, err := kube.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
+		if err != nil {
+			return false, err
+		}
+		found := 0
+		for _, sa := range list.Items {
+			if want[sa.Namespace] {
+				found++
+			}
+		}
+		return found == len(want), nil
+	})
+}
+
+// parallel runs fn(0..n-1) on up to workers goroutines and returns the first error.
+func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
+	var (
+		mu    sync.Mutex
+		first error
+		next  int
+		wg    sync.WaitGroup
+	)
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := i >= n || first != nil || ctx.Err() != nil
+				mu.Unlock()
+				if stop {
+					return
+				}
+				if err := fn(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first == nil {
+		first = ctx.Err()
+	}
+	return first
+}
+
+// poll calls check every interval until it returns true, timeout passes or ctx ends.
+func poll(ctx context.Context, timeout, interval time.Duration, what string, check func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	var lastErr error
+	for {
+		ok, err := check()
+		if ok {
+			return nil
+		}
+		if err != nil {
+			lastErr = err
+		}
+		if time.Now().After(deadline) {
+			if lastErr != nil {
+				return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
+			}
+			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+// operator is one operator process.
+type operator struct {
+	name     string
+	cmd      *exec.Cmd
+	httpAddr string
+	logPath  string
+	started  time.Time
+	done     chan struct{}
+	exited   time.Time // valid once done is closed
+}
+
+// spawner forks the operator processes from one locked OS thread, so that Pdeathsig (which
+// fires when the forking thread exits) kills them only when the bench itself dies.
+type spawner struct {
+	reqs chan spawnReq
+}
+
+type spawnReq struct {
+	cmd *exec.Cmd
+	res chan error
+}
+
+func newSpawner() *spawner {
+	s := &spawner{reqs: make(chan spawnReq)}
+	go func() {
+		runtime.LockOSThread()
+		for r := range s.reqs {
+			r.res <- r.cmd.Start()
+		}
+	}()
+	return s
+}
+
+func (s *spawner) start(cmd *exec.Cmd) error {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	res := make(chan error, 1)
+	s.reqs <- spawnReq{cmd, res}
+	return <-res
+}
+
+// startOperator starts an operator against e with the client setting s plus extra flags, serving
+// /metrics on a free loopback port, electing its leader in leaseNamespace.
+func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (*operator, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	o := &operator{
+		name:     name,
+		httpAddr: fmt.Sprintf("127.0.0.1:%d", port),
+		logPath:  filepath.Join(e.cluster.WorkDir(), "logs", "operator-"+name+".log"),
+		done:     make(chan struct{}),
+	}
+	args := []string{"--kubeconfig", e.cluster.Kubeconfig(), "--http-address", o.httpAddr,
+		"--leader-election-namespace", leaseNamespace, "-v", "2"}
+	if s.qps > 0 {
+		args = append(args, "--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst))
+	}
+	if s.workers > 0 {
+		args = append(args, "--workers", strconv.Itoa(s.workers))
+	}
+	args = append(args, extra...)
+	logFile, err := os.Create(o.logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	o.cmd = exec.Command(b.operatorBin, args...)
+	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
+	o.started = time.Now()
+	if err := b.spawner.start(o.cmd); err != nil {
+		return nil, fmt.Errorf("starting operator %s: %w", name, err)
+	}
+	b.mu.Lock()
+	b.operators = append(b.operators, o)
+	b.mu.Unlock()
+	go func() {
+		_ = o.cmd.Wait()
+		o.exited = time.Now()
+		close(o.done)
+	}()
+	b.logf("started operator %s (pid %d), log %s", name, o.cmd.Process.Pid, o.logPath)
+	return o, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func (o *operator) running() bool {
+	select {
+	case <-o.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (o *operator) pid() int { return o.cmd.Process.Pid }
+
+// signal sends sig to the operator if it still runs.
+func (o *operator) signal(sig syscall.Signal) {
+	if o.running() {
+		_ = syscall.Kill(o.pid(), sig)
+	}
+}
+
+// stop sends sig and waits up to grace for the process to exit, then kills it.
+func (o *operator) stop(sig syscall.Signal, grace time.Duration) {
+	if !o.running() {
+		return
+	}
+	_ = syscall.Kill(o.pid(), sig)
+	select {
+	case <-o.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(o.pid(), syscall.SIGKILL)
+		<-o.done
+	}
+}
+
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+func (o *operator) get(ctx context.Context, path string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.httpAddr+path, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// scrape returns the operator's /metrics.
+func (o *operator) scrape(ctx context.Context) (metrics, error) {
+	code, body, err := o.get(ctx, "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: %d", code)
+	}
+	return parseMetrics(body), nil
+}
+
+// waitReady waits until /readyz answers 200 (every informer cache synced).
+func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {
+	return poll(ctx, timeout, 50*time.Millisecond, "operator "+o.name+" /readyz", func() (bool, error) {
+		if !o.running() {
+			return false, errors.New("operator exited; see " + o.logPath)
+		}
+		code, _, err := o.get(ctx, "/readyz")
+		return code == http.StatusOK, err
+	})
+}
+
+// memory reads VmRSS and VmHWM (peak RSS) from /proc/<pid>/status, in bytes.
+func (o *operator) memory() (rss, hwm float64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.pid()))
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || (key != "VmRSS" && key != "VmHWM") {
+			continue
+		}
+		fields := strings.Fields(value) // "12345 kB"
+		if len(fields) == 0 {
+			continue
+		}
+		kb, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
+			return 0, 0, err
+		}
+		if key == "VmRSS" {
+			rss = kb * 1024
+		} else {
+			hwm = kb * 1024
+		}
+	}
+	return rss, hwm, nil
+}
+
+// logContains reports whether the operator's log holds s.
+func (o *operator) logContains(s string) bool {
+	b, err := os.ReadFile(o.logPath)
+	return err == nil && strings.Contains(string(b), s)
+}
