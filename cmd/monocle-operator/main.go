@@ -70,7 +70,7 @@ func main() {
 	flag.StringVar(&o.leaseName, "leader-election-id", "monocle-operator", "Name of the leader election Lease.")
 	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
 	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
-	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
+	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
 	flag.Parse()
 	if err := applyLogging(logConfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
