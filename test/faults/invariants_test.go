@@ -1,0 +1,213 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// checkInvariants asserts, after a scenario and while its operator still runs, what issue 7
+// asks after every scenario: every Monocle converges; every PVC that existed still exists
+// with its UID (except in namespaces the suite deleted); every generated key keeps its first
+// value; no two update-idents Jobs ran for one config; no operator panicked or exited on its
+// own; the operator's writes at rest return to zero. It returns how long the writes took to
+// stop.
+func checkInvariants(ctx context.Context, t *testing.T) time.Duration {
+	t.Helper()
+	if _, err := waitConverged(ctx, 2*time.Minute, nil, nil); err != nil {
+		t.Errorf("invariant: every Monocle converges: %v%s", err, unscheduledPods(ctx))
+	}
+	for _, p := range env.track.checkPVCs(ctx) {
+		t.Errorf("invariant: every PVC survives: %s", p)
+	}
+	for _, p := range env.track.checkKeys(ctx) {
+		t.Errorf("invariant: generated keys unchanged: %s", p)
+	}
+	for _, v := range env.track.takeViolations() {
+		t.Errorf("invariant violated: %s", v)
+	}
+	for _, d := range duplicateJobCreates() {
+		t.Errorf("invariant: update-idents Job created twice: %s", d)
+	}
+	env.operators.checkOperators(t)
+	quiet, err := waitQuiet(ctx, time.Minute)
+	if err != nil {
+		t.Errorf("invariant: writes at rest return to zero: %v", err)
+	}
+	t.Logf("invariants checked: %d PVCs, writes stopped %s after convergence", env.track.pvcCount(), quiet.Round(time.Millisecond))
+	return quiet
+}
+
+// unscheduledPods says how many pods wait for a node, which points at the fake node's
+// capacity rather than at the operator.
+func unscheduledPods(ctx context.Context) string {
+	pods, err := env.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName="})
+	if err != nil || len(pods.Items) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n(%d pods are not scheduled, e.g. %s/%s)", len(pods.Items), pods.Items[0].Namespace, pods.Items[0].Name)
+}
+
+// duplicateJobCreates lists the Jobs the operator created more than once (by namespace and
+// name: the suite never reuses a Monocle name), from the whole audit log.
+func duplicateJobCreates() []string {
+	events, err := env.audit.between(time.Time{}, time.Now().Add(time.Hour), func(e auditEvent) bool {
+		return e.operator() && e.Verb == "create" && e.ObjectRef.Resource == "jobs" && e.ResponseStatus.Code == 201
+	})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	count := map[string]int{}
+	for _, e := range events {
+		count[e.ObjectRef.Namespace+"/"+e.ObjectRef.Name]++
+	}
+	var out []string
+	for k, n := range count {
+		if n > 1 {
+			out = append(out, fmt.Sprintf("%s created %d times", k, n))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitQuiet waits for a window of env.size.quietWindow without any counted operator write
+// and returns how long that took; after timeout it fails with the last writes seen.
+func waitQuiet(ctx context.Context, timeout time.Duration) (time.Duration, error) {
+	start := time.Now()
+	var last []auditEvent
+	for time.Since(start) < timeout && ctx.Err() == nil {
+		from := time.Now()
+		time.Sleep(env.size.quietWindow)
+		writes, err := operatorWrites(from, time.Now())
+		if err != nil {
+			return 0, err
+		}
+		if len(writes) == 0 {
+			return from.Sub(start), nil
+		}
+		last = writes
+	}
+	lines := make([]string, 0, 10)
+	for i, e := range last {
+		if i == 10 {
+			lines = append(lines, fmt.Sprintf("... and %d more", len(last)-10))
+			break
+		}
+		lines = append(lines, e.String())
+	}
+	return 0, fmt.Errorf("the operator still wrote %d times in the last %s window after %s:\n  %s",
+		len(last), env.size.quietWindow, timeout, strings.Join(lines, "\n  "))
+}
+
+// scenarioResult is one row of the summary table.
+type scenarioResult struct {
+	name string
+	// runs counts the faults injected (kills, restarts, rounds); passed those after which
+	// the scenario's own checks held.
+	runs, passed int
+	// converge are the times from a fault to convergence.
+	converge []time.Duration
+	// calls and writes are the operator's API calls during the scenario (leases and events
+	// excluded), from the audit log.
+	calls, writes int
+	elapsed       time.Duration
+	notes         []string
+	failed        bool
+}
+
+type summary struct {
+	mu      sync.Mutex
+	results []scenarioResult
+}
+
+// scenario records one scenario's row; finish adds it to the summary.
+type scenario struct {
+	t     *testing.T
+	start time.Time
+	res   scenarioResult
+}
+
+func beginScenario(t *testing.T, name string) *scenario {
+	t.Logf("scenario %q (%s variant, seed %d)", name, env.size.name, env.seed)
+	return &scenario{t: t, start: time.Now(), res: scenarioResult{name: name}}
+}
+
+// run records one injected fault: whether its checks held and how long convergence took.
+func (s *scenario) run(ok bool, converge time.Duration) {
+	s.res.runs++
+	if ok {
+		s.res.passed++
+	}
+	if converge > 0 {
+		s.res.converge = append(s.res.converge, converge)
+	}
+}
+
+func (s *scenario) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.t.Log(msg)
+	s.res.notes = append(s.res.notes, msg)
+}
+
+func (s *scenario) finish() {
+	s.res.elapsed = time.Since(s.start)
+	calls, writes, err := callCount(s.start, time.Now())
+	if err != nil {
+		s.t.Errorf("counting API calls: %v", err)
+	}
+	s.res.calls, s.res.writes = calls, writes
+	s.res.failed = s.t.Failed()
+	env.summary.mu.Lock()
+	env.summary.results = append(env.summary.results, s.res)
+	env.summary.mu.Unlock()
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p <= 100) of ds.
+func percentile(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	rank := int(float64(len(s))*p/100+0.999999) - 1
+	rank = max(0, min(rank, len(s)-1))
+	return s[rank]
+}
+
+func (s *summary) markdown() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var b strings.Builder
+	b.WriteString("| scenario | runs | passed | converge p50 | converge p99 | operator API calls (writes) | time | result |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, r := range s.results {
+		result := "ok"
+		if r.failed {
+			result = "FAILED"
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %s | %s | %d (%d) | %s | %s |\n", r.name, r.runs, r.passed,
+			fmtDuration(percentile(r.converge, 50)), fmtDuration(percentile(r.converge, 99)),
+			r.calls, r.writes, r.elapsed.Round(time.Second), result)
+	}
+	for _, r := range s.results {
+		for _, n := range r.notes {
+			fmt.Fprintf(&b, "\n- %s: %s", r.name, n)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func fmtDuration(d time.Duration) string {
+	if d == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}

@@ -1,0 +1,262 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// createNamespace creates a namespace enforcing the restricted Pod Security Standard, as
+// the integration tests do, so a pod spec that breaks it keeps its Monocle from Ready.
+func createNamespace(ctx context.Context, name string) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "restricted",
+		"pod-security.kubernetes.io/warn":    "restricted",
+	}}}
+	_, err := env.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// configFor is a small valid config.yaml; each variant has other idents, so a new variant
+// is a config change that needs an update-idents Job.
+func configFor(variant int) string {
+	return fmt.Sprintf(`workspaces:
+  - name: demo
+    crawlers: []
+    idents:
+      - ident: user-%d
+        aliases:
+          - github.com/user-%d
+`, variant, variant)
+}
+
+func newMonocle(ns, name string) *monoclev1alpha1.Monocle {
+	return &monoclev1alpha1.Monocle{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       monoclev1alpha1.MonocleSpec{Config: configFor(0)},
+	}
+}
+
+func createMonocle(ctx context.Context, ns, name string) error {
+	_, err := env.monocles.MonocleV1alpha1().Monocles(ns).Create(ctx, newMonocle(ns, name), metav1.CreateOptions{})
+	return err
+}
+
+// editMonocle applies edit to the live Monocle, retrying on conflict.
+func editMonocle(ctx context.Context, ns, name string, edit func(*monoclev1alpha1.Monocle)) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		edit(m)
+		_, err = env.monocles.MonocleV1alpha1().Monocles(ns).Update(ctx, m, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+// converged returns nil when the operator has caught up with m: Ready is True for the
+// current generation and nothing is degraded.
+func converged(m *monoclev1alpha1.Monocle) error {
+	if m.Status.ObservedGeneration != m.Generation {
+		return fmt.Errorf("observedGeneration %d, generation %d", m.Status.ObservedGeneration, m.Generation)
+	}
+	for _, want := range []struct {
+		cond   string
+		status metav1.ConditionStatus
+	}{
+		{monoclev1alpha1.ConditionReady, metav1.ConditionTrue},
+		{monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse},
+		{monoclev1alpha1.ConditionPaused, metav1.ConditionFalse},
+	} {
+		c := apimeta.FindStatusCondition(m.Status.Conditions, want.cond)
+		if c == nil {
+			return fmt.Errorf("no %s condition", want.cond)
+		}
+		if c.Status != want.status || c.ObservedGeneration != m.Generation {
+			return fmt.Errorf("%s is %s (%s: %s) for generation %d", want.cond, c.Status, c.Reason, c.Message, c.ObservedGeneration)
+		}
+	}
+	return nil
+}
+
+// convergence is what waitConverged saw: when each Monocle first converged.
+type convergence struct {
+	readyAt map[string]time.Time
+}
+
+// durations returns how long after from each Monocle converged (0 for those that already
+// had).
+func (c convergence) durations(from time.Time) []time.Duration {
+	var out []time.Duration
+	for _, at := range c.readyAt {
+		d := at.Sub(from)
+		if d < 0 {
+			d = 0
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// last is when the last Monocle converged.
+func (c convergence) last() time.Time {
+	var l time.Time
+	for _, at := range c.readyAt {
+		if at.After(l) {
+			l = at
+		}
+	}
+	return l
+}
+
+// waitConverged polls the Monocles of namespaces (all when empty) every 250ms until every
+// one that is not being deleted has converged and extra (if not nil) returns nil, or timeout
+// passes; then it returns an error naming what had not converged.
+func waitConverged(ctx context.Context, timeout time.Duration, namespaces []string, extra func(context.Context) error) (convergence, error) {
+	res := convergence{readyAt: map[string]time.Time{}}
+	deadline := time.Now().Add(timeout)
+	inScope := func(ns string) bool {
+		if len(namespaces) == 0 {
+			return true
+		}
+		for _, n := range namespaces {
+			if n == ns {
+				return true
+			}
+		}
+		return false
+	}
+	for {
+		list, err := env.monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
+		var pending []string
+		if err != nil {
+			pending = append(pending, err.Error())
+		} else {
+			now := time.Now()
+			for i := range list.Items {
+				m := &list.Items[i]
+				if m.DeletionTimestamp != nil || !inScope(m.Namespace) || env.track.isNamespaceDeleted(m.Namespace) {
+					continue
+				}
+				key := m.Namespace + "/" + m.Name
+				if err := converged(m); err != nil {
+					delete(res.readyAt, key)
+					pending = append(pending, key+": "+err.Error())
+					continue
+				}
+				if _, ok := res.readyAt[key]; !ok {
+					res.readyAt[key] = now
+				}
+			}
+		}
+		if len(pending) == 0 && extra != nil {
+			if err := extra(ctx); err != nil {
+				pending = append(pending, err.Error())
+			}
+		}
+		if len(pending) == 0 {
+			return res, nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			sort.Strings(pending)
+			if len(pending) > 10 {
+				pending = append(pending[:10], fmt.Sprintf("... and %d more", len(pending)-10))
+			}
+			return res, fmt.Errorf("not converged after %s:\n  %s", timeout, strings.Join(pending, "\n  "))
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// waitFor polls check every 200ms until it returns nil or timeout passes.
+func waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check(ctx)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%s: not true after %s: %w", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// leaseHolder returns the holder of the operator's leader election Lease ("" when free).
+func leaseHolder(ctx context.Context) (string, error) {
+	l, err := env.kube.CoordinationV1().Leases("default").Get(ctx, "monocle-operator", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if l.Spec.HolderIdentity == nil {
+		return "", nil
+	}
+	return *l.Spec.HolderIdentity, nil
+}
+
+// waitLeader waits until one of ops holds the lease and returns it.
+func waitLeader(ctx context.Context, timeout time.Duration, ops []*operator) (*operator, error) {
+	ids := map[string]*operator{}
+	for _, o := range ops {
+		id, err := o.identity(30 * time.Second)
+		if err != nil {
+			return nil, err
+		}
+		ids[id] = o
+	}
+	var leader *operator
+	err := waitFor(ctx, timeout, "a replica leads", func(ctx context.Context) error {
+		holder, err := leaseHolder(ctx)
+		if err != nil {
+			return err
+		}
+		if leader = ids[holder]; leader == nil {
+			return fmt.Errorf("lease holder is %q", holder)
+		}
+		return nil
+	})
+	return leader, err
+}
+
+// configApplied checks that the ConfigMap of Monocle ns/name holds config variant and, when
+// wantJob, that the update-idents Job for that config has succeeded.
+func configApplied(ctx context.Context, ns, name string, variant int, wantJob bool) error {
+	cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	if cm.Data[resources.ConfigKey] != configFor(variant) {
+		return fmt.Errorf("ConfigMap %s/%s-api does not hold config variant %d", ns, name, variant)
+	}
+	if !wantJob {
+		return nil
+	}
+	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	u := m.Status.UpdateIdents
+	if u == nil || u.ConfigHash != m.Status.ConfigHash || u.Phase != monoclev1alpha1.JobSucceeded {
+		return fmt.Errorf("Monocle %s/%s: update-idents for config %s is %+v", ns, name, m.Status.ConfigHash, u)
+	}
+	return nil
+}
