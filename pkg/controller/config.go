@@ -91,9 +91,19 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 	case !apierrors.IsNotFound(err):
 		return want, fmt.Errorf("reading Job %s from the cache: %w", want.Name, err)
 	case want.Phase == monoclev1alpha1.JobRunning:
-		// Only a user deletes a running Job: the TTL controller waits for it to finish.
-		want.Phase, want.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
-		return want, nil
+		// The cache may not have seen the Job created a moment ago: ask the API server
+		// before concluding it is gone. Only a user deletes a running Job (the TTL
+		// controller waits for it to finish).
+		live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && isControlledBy(live, m):
+			return jobStatus(want, live), nil
+		case err == nil || apierrors.IsNotFound(err):
+			want.Phase, want.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
+			return want, nil
+		default:
+			return want, fmt.Errorf("reading Job %s: %w", want.Name, err)
+		}
 	}
 
 	if running, err := c.activeUpdateIdentsJob(m); err != nil || running != "" {

@@ -276,6 +276,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		return true
 	}
 	syncsTotal.WithLabelValues("error").Inc()
+	var stale *staleCacheError
+	if errors.As(err, &stale) {
+		logger.V(2).Info("Cache behind the API server, retrying", "err", err, "after", staleCacheRetryDelay)
+		c.queue.Forget(key)
+		c.queue.AddAfter(key, staleCacheRetryDelay)
+		return true
+	}
 	logger.Error(err, "Error syncing Monocle, requeuing", "retries", c.queue.NumRequeues(key))
 	c.queue.AddRateLimited(key)
 	return true

@@ -218,7 +218,7 @@ func TestConfigChangeRunsOneUpdateIdentsJob(t *testing.T) {
 func changedWithStatus(m, s *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 	out := m.DeepCopy()
 	out.Status = *s.Status.DeepCopy()
-	out.Status.ConfigHash = resources.ConfigHash(m.Spec.Config)
+	out.Status.ConfigHash = resources.ConfigHash(resources.Config(m))
 	out.Status.UpdateIdents = &monoclev1alpha1.MaintenanceJobStatus{
 		Name: resources.UpdateIdentsJobName(m, out.Status.ConfigHash), ConfigHash: out.Status.ConfigHash, Phase: monoclev1alpha1.JobRunning,
 	}
@@ -351,5 +351,33 @@ func TestStorage(t *testing.T) {
 				t.Errorf("StorageReady = %+v, want refused with %q", c, tc.want)
 			}
 		})
+	}
+}
+
+func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	running := changedWithStatus(m, m)
+	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash)
+
+	// The API server has the Job the previous sync created; the cache has not seen it yet.
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{running}
+	f.kubeobjects = objects
+	f.uncached = []runtime.Object{job}
+	writes, monocleWrites := f.run()
+	expectActions(t, writes)
+	cached := running
+	if len(monocleWrites) == 1 {
+		cached = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	}
+	if got := cached.Status.UpdateIdents; got == nil || got.Phase != monoclev1alpha1.JobRunning {
+		t.Errorf("status.updateIdents = %+v, want Running", got)
+	}
+
+	// Gone from the API server too: then it was deleted, and that is reported.
+	_, writes, status := resync(t, running, objects)
+	expectActions(t, writes)
+	if got := status.Status.UpdateIdents; got == nil || got.Phase != monoclev1alpha1.JobFailed {
+		t.Errorf("status.updateIdents after a deletion = %+v, want Failed", got)
 	}
 }

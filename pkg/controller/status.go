@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -60,6 +61,10 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	}
 	m.Status = status
 	if _, err := c.monocleclientset.MonocleV1alpha1().Monocles(m.Namespace).UpdateStatus(ctx, m, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
+		if apierrors.IsNotFound(err) {
+			// Deleted while this sync ran: nothing left to report on.
+			return nil
+		}
 		return fmt.Errorf("updating status: %w", err)
 	}
 	klog.FromContext(ctx).V(2).Info("Updated Monocle status")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -123,17 +124,32 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 	if p.transientOnly() {
 		// The cache was behind the API server; the retry will see the current state, so a
 		// status written now would only flap.
-		return utilerrors.NewAggregate(errs)
+		return &staleCacheError{utilerrors.NewAggregate(errs)}
 	}
 	for _, err := range p.failures {
 		c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
 	}
 	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
 	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
+		if apierrors.IsConflict(err) && len(errs) == 0 {
+			return &staleCacheError{err}
+		}
 		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
 }
+
+// staleCacheError wraps errors that only say the cache was behind the API server (a 409
+// Conflict, an AlreadyExists). Such a key is retried after staleCacheRetryDelay, not with the
+// growing per-key backoff: after an API server restart the informers can lag for a while, and
+// exponential backoff would then leave the Monocle unconverged for minutes.
+type staleCacheError struct{ err error }
+
+func (e *staleCacheError) Error() string { return e.err.Error() }
+func (e *staleCacheError) Unwrap() error { return e.err }
+
+// staleCacheRetryDelay is how long a key waits after a stale-cache error.
+const staleCacheRetryDelay = time.Second
 
 // syncPaused only reports: a paused Monocle's objects are left as they are, for manual
 // maintenance, and the Paused condition says so.
