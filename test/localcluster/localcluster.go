@@ -530,18 +530,7 @@ func (c *Cluster) startProcessEnv(name string, env []string, args ...string) err
 	cmd.SysProcAttr = sysProcAttr(c.opts.Detach)
 
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return errors.New("cluster is stopping")
-	}
-	if c.spawn != nil {
-		req := spawnRequest{cmd: cmd, res: make(chan error, 1)}
-		c.spawn <- req
-		err = <-req.res
-	} else {
-		err = cmd.Start()
-	}
-	if err != nil {
+	if err := c.spawnLocked(cmd); err != nil {
 		c.mu.Unlock()
 		return fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -560,6 +549,20 @@ func (c *Cluster) startProcessEnv(name string, env []string, args ...string) err
 	}()
 	c.logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
 	return os.WriteFile(p.pidPath, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
+}
+
+// spawnLocked starts cmd, through the spawner goroutine when there is one (so the child
+// dies with that thread's parent), unless the cluster is stopping. c.mu must be held.
+func (c *Cluster) spawnLocked(cmd *exec.Cmd) error {
+	if c.closed {
+		return errors.New("cluster is stopping")
+	}
+	if c.spawn != nil {
+		req := spawnRequest{cmd: cmd, res: make(chan error, 1)}
+		c.spawn <- req
+		return <-req.res
+	}
+	return cmd.Start()
 }
 
 // freePorts returns n distinct free loopback TCP ports. All listeners are

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -80,18 +79,7 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 	cmd.SysProcAttr = sysProcAttr(c.opts.Detach)
 
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return errors.New("localcluster: cluster is stopping")
-	}
-	if c.spawn != nil {
-		req := spawnRequest{cmd: cmd, res: make(chan error, 1)}
-		c.spawn <- req
-		err = <-req.res
-	} else {
-		err = cmd.Start()
-	}
-	if err != nil {
+	if err := c.spawnLocked(cmd); err != nil {
 		c.mu.Unlock()
 		return fmt.Errorf("localcluster: starting %s: %w", component, err)
 	}
