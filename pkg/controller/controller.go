@@ -86,6 +86,11 @@ type Controller struct {
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.
 	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
+	// unavailableBackoff spaces the retries of a key whose sync found the API server
+	// unavailable: exponential from unavailableBaseDelay, capped at unavailableMaxDelay,
+	// apart from the queue's own backoff (capped at 1000s) so that an outage of any
+	// length delays convergence by at most unavailableMaxDelay once the server is back.
+	unavailableBackoff workqueue.TypedRateLimiter[cache.ObjectName]
 	// recorder writes events on Monocles.
 	recorder record.EventRecorder
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
@@ -150,8 +155,9 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
-		recorder: recorder,
-		random:   rand.Reader,
+		unavailableBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
+		recorder:           recorder,
+		random:             rand.Reader,
 	}
 	c.newKindClients()
 
@@ -258,7 +264,10 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 // processNextWorkItem syncs one Monocle key. A failed sync is requeued with rate limiting
-// (exponential backoff per key); a successful one resets the key's backoff.
+// (exponential backoff per key); a successful one resets the key's backoff. Two kinds of
+// failure have backoffs of their own: a sync that met a stale cache is retried after
+// staleCacheRetryDelay, and one that found the API server unavailable after
+// unavailableBackoff's delay.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
@@ -273,9 +282,17 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if err == nil {
 		syncsTotal.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
+		c.unavailableBackoff.Forget(key)
 		return true
 	}
 	syncsTotal.WithLabelValues("error").Inc()
+	var unavailable *unavailableError
+	if errors.As(err, &unavailable) {
+		after := c.unavailableBackoff.When(key)
+		logger.Info("API server unavailable, retrying", "err", unavailable.err, "after", after)
+		c.queue.AddAfter(key, after)
+		return true
+	}
 	var stale *staleCacheError
 	if errors.As(err, &stale) {
 		logger.V(2).Info("Cache behind the API server, retrying", "err", err, "after", staleCacheRetryDelay)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"sort"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -37,7 +40,10 @@ type observed struct {
 // Monocle that is gone or being deleted needs nothing: owner references let the garbage
 // collector remove what it owned, and the Elasticsearch PVC, which has no owner, stays. The
 // steps are independent where they can be, so one failing object does not hold back the
-// others; their errors are returned together and the key is retried.
+// others; their errors are returned together and the key is retried. Two errors end the
+// sync at once instead, since every later request would meet them too: the API server being
+// unavailable (the sync returns an *unavailableError) and the namespace being deleted (the
+// sync returns nil: the namespace's deletion removes the Monocle).
 func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) error {
 	logger := klog.FromContext(ctx)
 	cached, err := c.monoclesLister.Monocles(key.Namespace).Get(key.Name)
@@ -57,10 +63,18 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return c.syncPaused(ctx, m)
 	}
 
+	// stop cancels the context of the remaining steps: their requests then fail in the
+	// client, before they are sent.
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	var errs []error
 	keep := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
+		if err == nil {
+			return
+		}
+		errs = append(errs, err)
+		if serverUnavailable(err) || namespaceTerminating(err) {
+			stop(err)
 		}
 	}
 	var obs observed
@@ -115,6 +129,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		Message: "The operator reconciles this Monocle",
 	})
 
+	if cause := context.Cause(ctx); cause != nil {
+		if namespaceTerminating(cause) {
+			logger.V(2).Info("Namespace is being deleted, stopping", "err", cause)
+			return nil
+		}
+		return &unavailableError{cause}
+	}
 	return c.finishSync(ctx, m, obs, errs)
 }
 
@@ -134,6 +155,9 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 		if apierrors.IsConflict(err) && len(errs) == 0 {
 			return &staleCacheError{err}
 		}
+		if serverUnavailable(err) {
+			return &unavailableError{err}
+		}
 		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
@@ -150,6 +174,42 @@ func (e *staleCacheError) Unwrap() error { return e.err }
 
 // staleCacheRetryDelay is how long a key waits after a stale-cache error.
 const staleCacheRetryDelay = time.Second
+
+// unavailableError wraps the error that ended a sync because the API server could not serve
+// it. Such a key is retried with its own short backoff (see Controller.unavailableBackoff),
+// and no status or event is written for it: they would fail too.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return "API server unavailable: " + e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// The retry delays of a key whose sync found the API server unavailable: exponential per
+// key, doubling from unavailableBaseDelay up to unavailableMaxDelay. A sync that finds the
+// server unavailable stops at its first failed request, so during an outage each Monocle
+// costs the API server at most one request per unavailableMaxDelay.
+const (
+	unavailableBaseDelay = 100 * time.Millisecond
+	unavailableMaxDelay  = 10 * time.Second
+)
+
+// serverUnavailable reports whether err says the API server could not serve a request: it
+// was unreachable (a transport error, such as a refused connection or an EOF while it
+// restarts), overloaded (429 Too Many Requests) or failing (a 5xx, as when etcd is down).
+func serverUnavailable(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code == http.StatusTooManyRequests || code >= http.StatusInternalServerError
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || utilnet.IsProbableEOF(err)
+}
+
+// namespaceTerminating reports whether err is the API server refusing to create an object in
+// a namespace that is being deleted.
+func namespaceTerminating(err error) bool {
+	return apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+}
 
 // syncPaused only reports: a paused Monocle's objects are left as they are, for manual
 // maintenance, and the Paused condition says so.

@@ -1,0 +1,155 @@
+package controller
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+)
+
+// statusServer is an API server that answers every request with status, and counts them.
+type statusServer struct {
+	*httptest.Server
+	requests atomic.Int32
+}
+
+// newStatusServer starts a statusServer. It sends no Retry-After header, so the client does
+// not retry 429s and 5xx itself.
+func newStatusServer(t *testing.T, status metav1.Status) *statusServer {
+	s := &statusServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(status.Code))
+		if err := json.NewEncoder(w).Encode(status); err != nil {
+			t.Error(err)
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// syncAgainst syncs a new Monocle, with an empty cache, writing through real clientsets to
+// host, and returns the sync's error. Real clients are used because the fake ones ignore
+// the request context, which the sync cancels to stop.
+func syncAgainst(t *testing.T, host string) error {
+	t.Helper()
+	f := newFixture(t)
+	m := newMonocle("demo")
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	c := f.newController()
+	cfg := &rest.Config{Host: host, QPS: -1}
+	var err error
+	if c.kubeclientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if c.monocleclientset, err = clientset.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.newKindClients()
+	_, ctx := ktesting.NewTestContext(t)
+	return c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name})
+}
+
+func TestUnavailableServerEndsTheSyncAtItsFirstRequest(t *testing.T) {
+	for _, code := range []int32{http.StatusServiceUnavailable, http.StatusInternalServerError, http.StatusGatewayTimeout, http.StatusTooManyRequests} {
+		srv := newStatusServer(t, metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusFailure, Code: code, Message: "etcd is down",
+		})
+		err := syncAgainst(t, srv.URL)
+		var unavailable *unavailableError
+		if !errors.As(err, &unavailable) {
+			t.Errorf("HTTP %d: sync returned %v, want an *unavailableError", code, err)
+		}
+		if got := srv.requests.Load(); got != 1 {
+			t.Errorf("HTTP %d: the sync sent %d requests, want 1: it goes on after the server failed", code, got)
+		}
+	}
+}
+
+func TestUnreachableServerEndsTheSync(t *testing.T) {
+	srv := newStatusServer(t, metav1.Status{Code: http.StatusOK})
+	srv.Close()
+	err := syncAgainst(t, srv.URL)
+	var unavailable *unavailableError
+	if !errors.As(err, &unavailable) {
+		t.Errorf("sync returned %v, want an *unavailableError", err)
+	}
+}
+
+func TestNamespaceBeingDeletedEndsTheSyncWithoutRetry(t *testing.T) {
+	srv := newStatusServer(t, metav1.Status{
+		TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+		Status:   metav1.StatusFailure, Code: http.StatusForbidden, Reason: metav1.StatusReasonForbidden,
+		Message: `secrets "demo-api-keys" is forbidden: unable to create new content in namespace default because it is being terminated`,
+		Details: &metav1.StatusDetails{Name: "demo-api-keys", Kind: "secrets",
+			Causes: []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause, Message: "namespace default is being terminated", Field: "metadata.namespace"}}},
+	})
+	if err := syncAgainst(t, srv.URL); err != nil {
+		t.Errorf("sync returned %v, want nil: the namespace's deletion removes the Monocle", err)
+	}
+	if got := srv.requests.Load(); got != 1 {
+		t.Errorf("the sync sent %d requests, want 1", got)
+	}
+}
+
+func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
+	srv := newStatusServer(t, metav1.Status{Code: http.StatusOK})
+	srv.Close()
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
+	c := f.newController()
+	cfg := &rest.Config{Host: srv.URL}
+	var err error
+	if c.kubeclientset, err = kubernetes.NewForConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	c.newKindClients()
+	_, ctx := ktesting.NewTestContext(t)
+	key := cache.ObjectName{Namespace: "default", Name: "demo"}
+
+	// Each failure doubles the key's delay, from unavailableBaseDelay.
+	for i := range 3 {
+		c.queue.Add(key)
+		if !c.processNextWorkItem(ctx) {
+			t.Fatal("queue shut down")
+		}
+		if got := c.queue.Len(); got != 0 {
+			t.Fatalf("failure %d: the key is back at once (queue length %d), want it delayed", i+1, got)
+		}
+	}
+	if got, want := c.unavailableBackoff.When(key), unavailableBaseDelay<<3; got != want {
+		t.Errorf("after 3 failed syncs the next delay is %s, want %s", got, want)
+	}
+	// The queue's own backoff, for other failures, is untouched.
+	if got := c.queue.NumRequeues(key); got != 0 {
+		t.Errorf("the queue counts %d rate-limited requeues, want 0", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.queue.Len() != 1 {
+		t.Error("the key did not come back after its delay")
+	}
+	// The delay never exceeds the cap, whatever the outage's length.
+	for range 20 {
+		if d := c.unavailableBackoff.When(key); d > unavailableMaxDelay {
+			t.Fatalf("retry delay %s exceeds %s", d, unavailableMaxDelay)
+		}
+	}
+}
