@@ -285,14 +285,15 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		c.unavailableBackoff.Forget(key)
 		return true
 	}
-	syncsTotal.WithLabelValues("error").Inc()
 	var unavailable *unavailableError
 	if errors.As(err, &unavailable) {
+		syncsTotal.WithLabelValues("unavailable").Inc()
 		after := c.unavailableBackoff.When(key)
 		logger.Info("API server unavailable, retrying", "err", unavailable.err, "after", after)
 		c.queue.AddAfter(key, after)
 		return true
 	}
+	syncsTotal.WithLabelValues("error").Inc()
 	var stale *staleCacheError
 	if errors.As(err, &stale) {
 		logger.V(2).Info("Cache behind the API server, retrying", "err", err, "after", staleCacheRetryDelay)

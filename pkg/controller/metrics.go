@@ -13,7 +13,7 @@ var (
 	syncsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
 		Namespace:      "monocle_operator",
 		Name:           "syncs_total",
-		Help:           "Monocle syncs by result: success or error.",
+		Help:           "Monocle syncs by result: success, error, or unavailable when the API server could not serve the sync (retried with a backoff capped at 10s).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 	syncDuration = metrics.NewHistogram(&metrics.HistogramOpts{
