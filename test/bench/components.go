@@ -10,16 +10,12 @@ import (
 	"os"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat: 100 on every Linux
-// architecture Go supports.
-const clockTicks = 100
 
 // usage is what the processes of a run consumed between two snapshots: CPU seconds by process,
 // and seconds that kube-controller-manager's and kube-scheduler's requests waited in their
@@ -32,19 +28,19 @@ type usage struct {
 
 // snapshot reads the CPU time of every control-plane process and of op, and the throttling
 // of the components that have a client-side limiter.
-func (e *env) snapshot(ctx context.Context, op *operator) usage {
+func (e *env) snapshot(ctx context.Context, op *testkit.Process) usage {
 	u := usage{cpu: map[string]float64{}, throttleWait: map[string]float64{}}
 	pids := e.cluster.PIDs()
-	pids["monocle-operator"] = op.pid()
+	pids["monocle-operator"] = op.PID()
 	for name, pid := range pids {
-		if s, err := cpuSeconds(pid); err == nil {
+		if s, err := testkit.ProcCPUSeconds(pid); err == nil {
 			u.cpu[name] = s
 		}
 	}
 	for _, comp := range []string{localcluster.ComponentControllerManager, localcluster.ComponentScheduler} {
 		m, err := e.componentMetrics(ctx, comp)
 		if err == nil {
-			u.throttleWait[comp] = m.sum("rest_client_rate_limiter_duration_seconds_sum")
+			u.throttleWait[comp] = m.Sum("rest_client_rate_limiter_duration_seconds_sum")
 		}
 	}
 	return u
@@ -92,35 +88,12 @@ func (u usage) String() string {
 	return s
 }
 
-// cpuSeconds reads utime+stime of pid, in seconds.
-func cpuSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// "pid (comm) state ppid ...": fields after the last ')' start at field 3 (state).
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("bad /proc/%d/stat", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
-	}
-	utime, err1 := strconv.ParseFloat(f[11], 64)
-	stime, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("bad /proc/%d/stat", pid)
-	}
-	return (utime + stime) / clockTicks, nil
-}
-
 var securePort = regexp.MustCompile(`--secure-port=(\d+)`)
 
 // componentMetrics scrapes the /metrics of kube-controller-manager or kube-scheduler on
 // loopback with the admin token; the port is read from the command line localcluster writes
 // at the top of the component's log.
-func (e *env) componentMetrics(ctx context.Context, component string) (metrics, error) {
+func (e *env) componentMetrics(ctx context.Context, component string) (testkit.Metrics, error) {
 	f, err := os.Open(e.cluster.LogPath(component))
 	if err != nil {
 		return nil, err
@@ -151,7 +124,7 @@ func (e *env) componentMetrics(ctx context.Context, component string) (metrics, 
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s /metrics: %d", component, resp.StatusCode)
 	}
-	return parseMetrics(string(body)), nil
+	return testkit.ParseMetrics(string(body)), nil
 }
 
 // componentClient talks to the components' self-signed loopback endpoints.

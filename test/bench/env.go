@@ -4,17 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +20,7 @@ import (
 
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // leaseNamespace holds the operators' leader election Lease.
@@ -43,7 +38,7 @@ type env struct {
 	cluster  *localcluster.Cluster
 	kube     kubernetes.Interface
 	monocles clientset.Interface
-	audit    *auditLog
+	audit    *testkit.AuditLog
 	tracker  *readyTracker
 	cancel   context.CancelFunc
 }
@@ -73,7 +68,8 @@ func (b *bench) startEnv(ctx context.Context, name string) (*env, error) {
 	if e.monocles, err = clientset.NewForConfig(cfg); err != nil {
 		return nil, err
 	}
-	if e.audit, err = openAudit(cl.AuditLogPath()); err != nil {
+	e.audit = newAuditLog(cl.AuditLogPath())
+	if err := e.audit.Refresh(); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= extraNodes; i++ {
@@ -81,13 +77,8 @@ func (b *bench) startEnv(ctx context.Context, name string) (*env, error) {
 			return nil, err
 		}
 	}
-	crd := filepath.Join(b.repoRoot, "deploy", "01-crd.yaml")
-	if out, err := kubectl(ctx, cl.Kubeconfig(), "apply", "-f", crd); err != nil {
-		return nil, fmt.Errorf("applying the CRD: %v: %s", err, out)
-	}
-	if out, err := kubectl(ctx, cl.Kubeconfig(), "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/monocles.monocle.monocle.change-metrics.io"); err != nil {
-		return nil, fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	if err := (testkit.Kubectl{Kubeconfig: cl.Kubeconfig()}).InstallCRD(ctx, b.repoRoot); err != nil {
+		return nil, err
 	}
 	if err := createNamespaces(ctx, e.kube, []string{leaseNamespace}); err != nil {
 		return nil, err
@@ -118,13 +109,6 @@ func (e *env) stop() error {
 		_ = e.audit.Close()
 	}
 	return e.cluster.Stop()
-}
-
-func kubectl(ctx context.Context, kubeconfig string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }
 
 // addNode creates a node that kwok manages (like localcluster's own), lifts the not-ready
@@ -277,60 +261,14 @@ func poll(ctx context.Context, timeout, interval time.Duration, what string, che
 	}
 }
 
-// operator is one operator process.
-type operator struct {
-	name     string
-	cmd      *exec.Cmd
-	httpAddr string
-	logPath  string
-	started  time.Time
-	done     chan struct{}
-	exited   time.Time // valid once done is closed
-}
-
-// spawner forks the operator processes from one locked OS thread, so that Pdeathsig (which
-// fires when the forking thread exits) kills them only when the bench itself dies.
-type spawner struct {
-	reqs chan spawnReq
-}
-
-type spawnReq struct {
-	cmd *exec.Cmd
-	res chan error
-}
-
-func newSpawner() *spawner {
-	s := &spawner{reqs: make(chan spawnReq)}
-	go func() {
-		runtime.LockOSThread()
-		for r := range s.reqs {
-			r.res <- r.cmd.Start()
-		}
-	}()
-	return s
-}
-
-func (s *spawner) start(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	res := make(chan error, 1)
-	s.reqs <- spawnReq{cmd, res}
-	return <-res
-}
-
 // startOperator starts an operator against e with the client setting s plus extra flags, serving
 // /metrics on a free loopback port, electing its leader in leaseNamespace.
-func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (*operator, error) {
-	port, err := freePort()
+func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (*testkit.Process, error) {
+	httpAddr, err := testkit.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	o := &operator{
-		name:     name,
-		httpAddr: fmt.Sprintf("127.0.0.1:%d", port),
-		logPath:  filepath.Join(e.cluster.WorkDir(), "logs", "operator-"+name+".log"),
-		done:     make(chan struct{}),
-	}
-	args := []string{"--kubeconfig", e.cluster.Kubeconfig(), "--http-address", o.httpAddr,
+	args := []string{"--kubeconfig", e.cluster.Kubeconfig(), "--http-address", httpAddr,
 		"--leader-election-namespace", leaseNamespace, "-v", "2"}
 	if s.qps > 0 {
 		args = append(args, "--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst))
@@ -339,139 +277,27 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 		args = append(args, "--workers", strconv.Itoa(s.workers))
 	}
 	args = append(args, extra...)
-	logFile, err := os.Create(o.logPath)
+	o, err := testkit.Start(testkit.StartOptions{
+		Name: name, Path: b.operatorBin, Args: args, HTTPAddr: httpAddr, DieWithParent: true,
+		LogPath: filepath.Join(e.cluster.WorkDir(), "logs", "operator-"+name+".log"),
+	})
 	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close()
-	o.cmd = exec.Command(b.operatorBin, args...)
-	o.cmd.Stdout, o.cmd.Stderr = logFile, logFile
-	o.started = time.Now()
-	if err := b.spawner.start(o.cmd); err != nil {
 		return nil, fmt.Errorf("starting operator %s: %w", name, err)
 	}
 	b.mu.Lock()
 	b.operators = append(b.operators, o)
 	b.mu.Unlock()
-	go func() {
-		_ = o.cmd.Wait()
-		o.exited = time.Now()
-		close(o.done)
-	}()
-	b.logf("started operator %s (pid %d), log %s", name, o.cmd.Process.Pid, o.logPath)
+	b.logf("started operator %s (pid %d), log %s", name, o.PID(), o.LogPath)
 	return o, nil
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func (o *operator) running() bool {
-	select {
-	case <-o.done:
-		return false
-	default:
-		return true
-	}
-}
-
-func (o *operator) pid() int { return o.cmd.Process.Pid }
-
-// signal sends sig to the operator if it still runs.
-func (o *operator) signal(sig syscall.Signal) {
-	if o.running() {
-		_ = syscall.Kill(o.pid(), sig)
-	}
-}
-
-// stop sends sig and waits up to grace for the process to exit, then kills it.
-func (o *operator) stop(sig syscall.Signal, grace time.Duration) {
-	if !o.running() {
-		return
-	}
-	_ = syscall.Kill(o.pid(), sig)
-	select {
-	case <-o.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(o.pid(), syscall.SIGKILL)
-		<-o.done
-	}
-}
-
-var httpClient = &http.Client{Timeout: 5 * time.Second}
-
-func (o *operator) get(ctx context.Context, path string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.httpAddr+path, nil)
-	if err != nil {
-		return 0, "", err
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
-
-// scrape returns the operator's /metrics.
-func (o *operator) scrape(ctx context.Context) (metrics, error) {
-	code, body, err := o.get(ctx, "/metrics")
-	if err != nil {
-		return nil, err
-	}
-	if code != http.StatusOK {
-		return nil, fmt.Errorf("/metrics: %d", code)
-	}
-	return parseMetrics(body), nil
-}
-
-// waitReady waits until /readyz answers 200 (every informer cache synced).
-func (o *operator) waitReady(ctx context.Context, timeout time.Duration) error {
-	return poll(ctx, timeout, 50*time.Millisecond, "operator "+o.name+" /readyz", func() (bool, error) {
-		if !o.running() {
-			return false, errors.New("operator exited; see " + o.logPath)
+// waitReady waits until op's /readyz answers 200 (every informer cache synced).
+func waitReady(ctx context.Context, op *testkit.Process, timeout time.Duration) error {
+	return poll(ctx, timeout, 50*time.Millisecond, "operator "+op.Name+" /readyz", func() (bool, error) {
+		if !op.Alive() {
+			return false, errors.New("operator exited; see " + op.LogPath)
 		}
-		code, _, err := o.get(ctx, "/readyz")
+		code, _, err := op.Get(ctx, "/readyz")
 		return code == http.StatusOK, err
 	})
-}
-
-// memory reads VmRSS and VmHWM (peak RSS) from /proc/<pid>/status, in bytes.
-func (o *operator) memory() (rss, hwm float64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", o.pid()))
-	if err != nil {
-		return 0, 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		key, value, ok := strings.Cut(line, ":")
-		if !ok || (key != "VmRSS" && key != "VmHWM") {
-			continue
-		}
-		fields := strings.Fields(value) // "12345 kB"
-		if len(fields) == 0 {
-			continue
-		}
-		kb, err := strconv.ParseFloat(fields[0], 64)
-		if err != nil {
-			return 0, 0, err
-		}
-		if key == "VmRSS" {
-			rss = kb * 1024
-		} else {
-			hwm = kb * 1024
-		}
-	}
-	return rss, hwm, nil
-}
-
-// logContains reports whether the operator's log holds s.
-func (o *operator) logContains(s string) bool {
-	b, err := os.ReadFile(o.logPath)
-	return err == nil && strings.Contains(string(b), s)
 }

@@ -12,6 +12,8 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // runMain measures figures 1 to 6 on one control plane, in an order that keeps each figure's
@@ -31,7 +33,7 @@ func (b *bench) runMain(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := op.waitReady(ctx, 60*time.Second); err != nil {
+	if err := waitReady(ctx, op, 60*time.Second); err != nil {
 		return err
 	}
 
@@ -106,7 +108,7 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 		if _, err := e.waitQuiet(ctx, t0, 2*time.Second, 30*time.Second, ns); err != nil {
 			return err
 		}
-		writes, err := e.audit.operatorWritesAfter(t0, ns)
+		writes, err := e.operatorWritesAfter(t0, ns)
 		if err != nil {
 			return err
 		}
@@ -115,9 +117,9 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 			switch {
 			case w.ObjectRef.Resource == "events":
 				ev++
-			case w.ownedCreate():
+			case ownedCreate(w):
 				c++
-			case w.statusWrite():
+			case statusWrite(w):
 				st++
 			default:
 				o++
@@ -140,14 +142,10 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 }
 
 // writeList abbreviates a write sequence: "create secrets, create events, ...".
-func writeList(writes []auditEvent) string {
+func writeList(writes []testkit.AuditEvent) string {
 	parts := make([]string, 0, len(writes))
 	for _, w := range writes {
-		r := w.ObjectRef.Resource
-		if w.ObjectRef.Subresource != "" {
-			r += "/" + w.ObjectRef.Subresource
-		}
-		parts = append(parts, w.Verb+" "+r)
+		parts = append(parts, w.Verb+" "+w.ResourcePath())
 	}
 	return strings.Join(parts, ", ")
 }
@@ -166,13 +164,13 @@ func (b *bench) idle(ctx context.Context, e *env, monocles int) error {
 	case <-time.After(b.cfg.idle):
 	}
 	end := time.Now()
-	writes, err := e.audit.operatorWritesAfter(t0)
+	writes, err := e.operatorWritesAfter(t0)
 	if err != nil {
 		return err
 	}
-	var in []auditEvent
+	var in []testkit.AuditEvent
 	for _, w := range writes {
-		if !w.Timestamp.After(end) {
+		if !w.Completed.After(end) {
 			in = append(in, w)
 		}
 	}
@@ -187,24 +185,24 @@ func (b *bench) idle(ctx context.Context, e *env, monocles int) error {
 // memory restarts the operator so its memory reflects only the existing batch, samples it,
 // creates 2,000 Secrets and 2,000 ConfigMaps of 10 KB in unrelated namespaces, and samples it
 // again. It returns the operator now running.
-func (b *bench) memory(ctx context.Context, e *env, op *operator, s setting, monocles int) (*operator, error) {
+func (b *bench) memory(ctx context.Context, e *env, op *testkit.Process, s setting, monocles int) (*testkit.Process, error) {
 	const (
 		perKind    = 2000
 		namespaces = 20
 		size       = 10 << 10
 	)
 	b.logf("figure 4: restarting the operator")
-	op.stop(syscall.SIGTERM, 10*time.Second)
+	op.Stop(syscall.SIGTERM, 10*time.Second)
 	op, err := b.startOperator(e, "main-2", s)
 	if err != nil {
 		return nil, err
 	}
-	if err := op.waitReady(ctx, time.Minute); err != nil {
+	if err := waitReady(ctx, op, time.Minute); err != nil {
 		return nil, err
 	}
 	if err := poll(ctx, time.Minute, 100*time.Millisecond, "every Monocle synced", func() (bool, error) {
-		m, err := op.scrape(ctx)
-		return err == nil && m.sum("monocle_operator_syncs_total") >= float64(monocles), err
+		m, err := op.Metrics(ctx)
+		return err == nil && m.Sum("monocle_operator_syncs_total") >= float64(monocles), err
 	}); err != nil {
 		return nil, err
 	}
@@ -212,7 +210,7 @@ func (b *bench) memory(ctx context.Context, e *env, op *operator, s setting, mon
 	if err != nil {
 		return nil, err
 	}
-	_, hwmBefore, _ := op.memory()
+	_, hwmBefore, _ := op.Memory()
 
 	nss := names("unrelated", namespaces)
 	if err := createNamespaces(ctx, e.kube, nss); err != nil {
@@ -243,11 +241,11 @@ func (b *bench) memory(ctx context.Context, e *env, op *operator, s setting, mon
 	b.logf("figure 4: created %d Secrets and %d ConfigMaps of 10 KB in %s", perKind, perKind, time.Since(t0).Round(time.Millisecond))
 	// The live heap is measured by a garbage collection: wait for one after the creates.
 	gcs := func() float64 {
-		m, err := op.scrape(ctx)
+		m, err := op.Metrics(ctx)
 		if err != nil {
 			return -1
 		}
-		return m.sum("go_gc_cycles_total_gc_cycles_total")
+		return m.Sum("go_gc_cycles_total_gc_cycles_total")
 	}
 	cycles := gcs()
 	if err := poll(ctx, 150*time.Second, 500*time.Millisecond, "a garbage collection", func() (bool, error) {
@@ -259,7 +257,7 @@ func (b *bench) memory(ctx context.Context, e *env, op *operator, s setting, mon
 	if err != nil {
 		return nil, err
 	}
-	_, hwm, _ := op.memory()
+	_, hwm, _ := op.Memory()
 	label := fmt.Sprintf(", %d Monocles → after 2,000 Secrets + 2,000 ConfigMaps of 10 KB elsewhere", monocles)
 	samples := strconv.Itoa(len(base.heap)) + "+" + strconv.Itoa(len(after.heap)) + " samples"
 	growthRow := func(id, what string, before, after []float64) {
@@ -270,7 +268,7 @@ func (b *bench) memory(ctx context.Context, e *env, op *operator, s setting, mon
 	growthRow("4a", "Go heap in use (go_memstats_heap_inuse_bytes)"+label, base.heap, after.heap)
 	growthRow("4b", "Go live heap at the last GC (go_gc_heap_live_bytes)"+label, base.live, after.live)
 	growthRow("4c", "RSS (VmRSS)"+label, base.rss, after.rss)
-	b.results.add(row{"4d", "Peak RSS (VmHWM), same", mib(hwmBefore) + " → " + mib(hwm), "–", "1+1", "–", "–"})
+	b.results.add(row{"4d", "Peak RSS (VmHWM), same", mib(float64(hwmBefore)) + " → " + mib(float64(hwm)), "–", "1+1", "–", "–"})
 	return op, nil
 }
 
@@ -281,21 +279,21 @@ type memorySamples struct {
 
 // sampleMemory samples the operator's heap in use and live heap (/metrics) and RSS (/proc)
 // every 500 ms for d.
-func sampleMemory(ctx context.Context, op *operator, d time.Duration) (memorySamples, error) {
+func sampleMemory(ctx context.Context, op *testkit.Process, d time.Duration) (memorySamples, error) {
 	var s memorySamples
 	end := time.Now().Add(d)
 	for time.Now().Before(end) {
-		m, err := op.scrape(ctx)
+		m, err := op.Metrics(ctx)
 		if err != nil {
 			return s, err
 		}
-		rss, _, err := op.memory()
+		rss, _, err := op.Memory()
 		if err != nil {
 			return s, err
 		}
-		s.heap = append(s.heap, m.sum("go_memstats_heap_inuse_bytes"))
-		s.live = append(s.live, m.sum("go_gc_heap_live_bytes"))
-		s.rss = append(s.rss, rss)
+		s.heap = append(s.heap, m.Sum("go_memstats_heap_inuse_bytes"))
+		s.live = append(s.live, m.Sum("go_gc_heap_live_bytes"))
+		s.rss = append(s.rss, float64(rss))
 		select {
 		case <-ctx.Done():
 			return s, ctx.Err()
@@ -316,10 +314,10 @@ func (b *bench) drift(ctx context.Context, e *env, batch []string) error {
 	wait := func(t0 time.Time, ns, name, verb string) (float64, error) {
 		var at time.Time
 		err := poll(ctx, 10*time.Second, 10*time.Millisecond, verb+" of "+ns+"/"+name, func() (bool, error) {
-			evs, err := e.audit.operatorWritesAfter(t0, ns)
+			evs, err := e.operatorWritesAfter(t0, ns)
 			for _, ev := range evs {
 				if ev.ObjectRef.Resource == "deployments" && ev.ObjectRef.Name == name && ev.Verb == verb && ev.ResponseStatus.Code < 300 {
-					at = ev.Timestamp
+					at = ev.Completed
 					return true, nil
 				}
 			}

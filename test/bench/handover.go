@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // Leader election timing: the operator's defaults, which the bench leaves in place.
@@ -24,7 +26,7 @@ const (
 // SIGKILL: a standby is started and its caches synced, the leader is signalled, a Monocle is
 // created in a new namespace right away, and the figure runs until the operator's first
 // create there (audit). The standby's log must show that it made that create.
-func (b *bench) handover(ctx context.Context, e *env, leader *operator, s setting) error {
+func (b *bench) handover(ctx context.Context, e *env, leader *testkit.Process, s setting) error {
 	results := map[syscall.Signal][]float64{}
 	exits := map[syscall.Signal][]float64{}
 	signalName := map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGKILL: "SIGKILL"}
@@ -35,12 +37,12 @@ func (b *bench) handover(ctx context.Context, e *env, leader *operator, s settin
 			if err != nil {
 				return err
 			}
-			if err := standby.waitReady(ctx, time.Minute); err != nil {
+			if err := waitReady(ctx, standby, time.Minute); err != nil {
 				return err
 			}
 			// The standby has read the lease and found it held.
 			if err := poll(ctx, 30*time.Second, 100*time.Millisecond, "the standby to see the leader", func() (bool, error) {
-				return standby.logContains("Another replica leads"), nil
+				return strings.Contains(standby.Log(), "Another replica leads"), nil
 			}); err != nil {
 				return err
 			}
@@ -57,16 +59,16 @@ func (b *bench) handover(ctx context.Context, e *env, leader *operator, s settin
 			case <-time.After(rand.N(2 * maxRetryInterval)):
 			}
 			t0 := time.Now()
-			leader.signal(sig) // it is waited for below
+			_ = leader.Signal(sig) // it is waited for below
 			if _, err := e.createMonocles(ctx, []string{ns}); err != nil {
 				return err
 			}
 			var at time.Time
 			if err := poll(ctx, 2*leaseDuration+30*time.Second, 20*time.Millisecond, "the new leader to reconcile "+ns, func() (bool, error) {
-				evs, err := e.audit.operatorWritesAfter(t0, ns)
+				evs, err := e.operatorWritesAfter(t0, ns)
 				for _, ev := range evs {
-					if ev.ownedCreate() {
-						at = ev.Timestamp
+					if ownedCreate(ev) {
+						at = ev.Completed
 						return true, nil
 					}
 				}
@@ -75,21 +77,21 @@ func (b *bench) handover(ctx context.Context, e *env, leader *operator, s settin
 				return err
 			}
 			select {
-			case <-leader.done:
+			case <-leader.Done():
 			case <-time.After(15 * time.Second):
-				return fmt.Errorf("the old leader %s did not exit after %s", leader.name, sig)
+				return fmt.Errorf("the old leader %s did not exit after %s", leader.Name, sig)
 			}
 			// klog flushes every 5 s: wait for the standby's line.
 			if err := poll(ctx, 15*time.Second, 200*time.Millisecond, "the standby's log of "+ns, func() (bool, error) {
-				return standby.logContains(`object="` + ns + `/`), nil
+				return strings.Contains(standby.Log(), `object="`+ns+`/`), nil
 			}); err != nil {
 				return fmt.Errorf("%s: the standby did not make the first create (the old leader did?): %w", ns, err)
 			}
 			d := since(t0, at)
 			results[sig] = append(results[sig], d)
-			exits[sig] = append(exits[sig], since(t0, leader.exited))
+			exits[sig] = append(exits[sig], since(t0, leader.ExitedAt()))
 			b.logf("figure 6: %s of the leader → the standby reconciled %s after %s (the old leader exited after %s)",
-				signalName[sig], ns, seconds(d), seconds(since(t0, leader.exited)))
+				signalName[sig], ns, seconds(d), seconds(since(t0, leader.ExitedAt())))
 			leader = standby
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // config holds the command-line flags.
@@ -67,11 +68,10 @@ type bench struct {
 	defaultQPS  string
 	// defaultWorkers is the operator's default --workers, read from its -h output.
 	defaultWorkers string
-	spawner        *spawner
 	log            io.Writer
 
 	mu        sync.Mutex
-	operators []*operator
+	operators []*testkit.Process
 	envs      []*env
 
 	results results
@@ -111,7 +111,7 @@ func main() {
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	b := &bench{cfg: c, log: os.Stderr, spawner: newSpawner()}
+	b := &bench{cfg: c, log: os.Stderr}
 	err := b.run(ctx)
 	stop() // a second Ctrl-C during the tear-down kills at once; children die with us
 	if err != nil {
@@ -189,10 +189,8 @@ func (b *bench) buildOperator(ctx context.Context) error {
 	if b.operatorBin == "" {
 		b.operatorBin = filepath.Join(b.workDir, "monocle-operator")
 		b.logf("building the operator")
-		build := exec.CommandContext(ctx, "go", "build", "-o", b.operatorBin, "./cmd/monocle-operator")
-		build.Dir = b.repoRoot
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("building the operator: %v: %s", err, out)
+		if err := testkit.BuildOperator(ctx, b.repoRoot, b.operatorBin); err != nil {
+			return err
 		}
 	}
 	out, _ := exec.CommandContext(ctx, b.operatorBin, "-h").CombinedOutput()
@@ -284,11 +282,11 @@ func (b *bench) settings() string {
 // remove is set.
 func (b *bench) cleanup(remove bool) error {
 	b.mu.Lock()
-	ops := append([]*operator(nil), b.operators...)
+	ops := append([]*testkit.Process(nil), b.operators...)
 	envs := append([]*env(nil), b.envs...)
 	b.mu.Unlock()
 	for _, o := range ops {
-		o.stop(syscall.SIGTERM, 5*time.Second)
+		o.Stop(syscall.SIGTERM, 5*time.Second)
 	}
 	var errs []error
 	for _, e := range envs {
@@ -310,11 +308,11 @@ func (b *bench) cleanup(remove bool) error {
 // stopEnv stops the operators of e, then e.
 func (b *bench) stopEnv(e *env) error {
 	b.mu.Lock()
-	ops := append([]*operator(nil), b.operators...)
+	ops := append([]*testkit.Process(nil), b.operators...)
 	b.mu.Unlock()
 	for _, o := range ops {
-		if strings.HasPrefix(o.logPath, e.cluster.WorkDir()) {
-			o.stop(syscall.SIGTERM, 5*time.Second)
+		if strings.HasPrefix(o.LogPath, e.cluster.WorkDir()) {
+			o.Stop(syscall.SIGTERM, 5*time.Second)
 		}
 	}
 	return e.stop()

@@ -113,13 +113,13 @@ func names(prefix string, n int) []string {
 func (e *env) waitQuiet(ctx context.Context, after time.Time, quiet, timeout time.Duration, namespaces ...string) (time.Time, error) {
 	last := after
 	err := poll(ctx, timeout, 100*time.Millisecond, "the operator to go quiet", func() (bool, error) {
-		writes, err := e.audit.operatorWritesAfter(after, namespaces...)
+		writes, err := e.operatorWritesAfter(after, namespaces...)
 		if err != nil {
 			return false, err
 		}
 		for _, w := range writes {
-			if w.Timestamp.After(last) {
-				last = w.Timestamp
+			if w.Completed.After(last) {
+				last = w.Completed
 			}
 		}
 		return time.Since(last) >= quiet, nil

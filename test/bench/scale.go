@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // scaleResult is one batch of Monocles created at once, one per namespace.
@@ -33,7 +35,7 @@ type scaleResult struct {
 	// syncTime the count and mean duration of its syncs, during the batch.
 	requestLatency, syncs, syncTime float64
 	// writes counts the operator's writes in the batch's namespaces, by kind.
-	writes      []auditEvent
+	writes      []testkit.AuditEvent
 	conflicts   int
 	ownedPerMin int
 	ownedPerMax int
@@ -44,12 +46,12 @@ type scaleResult struct {
 // scaleRun creates n Monocles at once in new namespaces prefix-000..., waits until every one
 // is Ready (or timeout) and measures the batch from the audit log, the bench's watch and the
 // operator's metrics.
-func (b *bench) scaleRun(ctx context.Context, e *env, op *operator, prefix string, n int, timeout time.Duration) (*scaleResult, []string, error) {
+func (b *bench) scaleRun(ctx context.Context, e *env, op *testkit.Process, prefix string, n int, timeout time.Duration) (*scaleResult, []string, error) {
 	nss := names(prefix, n)
 	if err := createNamespaces(ctx, e.kube, nss); err != nil {
 		return nil, nil, err
 	}
-	before, err := op.scrape(ctx)
+	before, err := op.Metrics(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -78,13 +80,13 @@ func (b *bench) scaleRun(ctx context.Context, e *env, op *operator, prefix strin
 	res.usage = e.snapshot(ctx, op).since(startUsage)
 	// Every create precedes Ready; a short quiet period lets the audit log catch up.
 	_, _ = e.waitQuiet(ctx, t0, time.Second, 20*time.Second, nss...)
-	after, err := op.scrape(ctx)
+	after, err := op.Metrics(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	res.queue = histogram(after, before, "workqueue_queue_duration_seconds", `name="monocle"`)
 	res.queueBelow1s = fractionBelow(1, res.queue)
-	delta := func(name string) float64 { return after.sum(name) - before.sum(name) }
+	delta := func(name string) float64 { return after.Sum(name) - before.Sum(name) }
 	res.clientWait = delta("rest_client_rate_limiter_duration_seconds_sum")
 	res.requestLatency = delta("rest_client_request_duration_seconds_sum") / delta("rest_client_request_duration_seconds_count")
 	res.syncs = delta("monocle_operator_sync_duration_seconds_count")
@@ -94,7 +96,7 @@ func (b *bench) scaleRun(ctx context.Context, e *env, op *operator, prefix strin
 	for _, ns := range nss {
 		in[ns] = true
 	}
-	events, err := e.audit.selectAfter(t0, func(ev auditEvent) bool { return in[ev.ObjectRef.Namespace] })
+	events, err := e.audit.Between(t0, time.Time{}, func(ev testkit.AuditEvent) bool { return in[ev.ObjectRef.Namespace] })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -104,19 +106,19 @@ func (b *bench) scaleRun(ctx context.Context, e *env, op *operator, prefix strin
 	for _, ev := range events {
 		ns := ev.ObjectRef.Namespace
 		switch {
-		case !ev.operator():
+		case !ev.FromOperator():
 			if ev.Verb == "create" && ev.ObjectRef.Resource == "monocles" {
-				created[ns] = ev.Timestamp
+				created[ns] = ev.Completed
 			}
 		default:
 			res.writes = append(res.writes, ev)
 			if ev.ResponseStatus.Code == 409 {
 				res.conflicts++
 			}
-			if ev.ownedCreate() {
+			if ownedCreate(ev) {
 				ownedCount[ns]++
-				if ev.Timestamp.After(lastOwned[ns]) {
-					lastOwned[ns] = ev.Timestamp
+				if ev.Completed.After(lastOwned[ns]) {
+					lastOwned[ns] = ev.Completed
 				}
 			}
 		}
@@ -172,7 +174,7 @@ func (b *bench) sweepOne(ctx context.Context, i int, s setting) error {
 	if err != nil {
 		return err
 	}
-	if err := op.waitReady(ctx, 60*time.Second); err != nil {
+	if err := waitReady(ctx, op, 60*time.Second); err != nil {
 		return err
 	}
 	row := sweepRow{setting: label}
@@ -221,9 +223,9 @@ func perMonocleSummary(r *scaleResult) string {
 		switch {
 		case w.ObjectRef.Resource == "events":
 			events++
-		case w.ownedCreate():
+		case ownedCreate(w):
 			creates++
-		case w.statusWrite():
+		case statusWrite(w):
 			status++
 		default:
 			other++
@@ -270,11 +272,11 @@ func (b *bench) addScaleRows(ownedID, readyID, queueID string, runs []*scaleResu
 // startup restarts the operator with existing Monocles (and one created while it was down)
 // -runs times, and measures from process start to /readyz, to the first Monocle synced, to the
 // new Monocle's first owned object, and to every Monocle synced.
-func (b *bench) startup(ctx context.Context, e *env, op *operator, s setting, existing int) error {
+func (b *bench) startup(ctx context.Context, e *env, op *testkit.Process, s setting, existing int) error {
 	var toReady, toFirst, toNew, toAll, writes []float64
 	var heap []float64
 	for run := range b.cfg.runs {
-		op.stop(syscall.SIGTERM, 10*time.Second)
+		op.Stop(syscall.SIGTERM, 10*time.Second)
 		ns := fmt.Sprintf("startup-%d", run)
 		if err := createNamespaces(ctx, e.kube, []string{ns}); err != nil {
 			return err
@@ -288,24 +290,24 @@ func (b *bench) startup(ctx context.Context, e *env, op *operator, s setting, ex
 			return err
 		}
 		op = next
-		t0 := op.started
+		t0 := op.Started
 		var ready, first, all time.Time
 		err = poll(ctx, 3*time.Minute, 25*time.Millisecond, "start-up", func() (bool, error) {
-			if !op.running() {
-				return false, fmt.Errorf("operator exited; see %s", op.logPath)
+			if !op.Alive() {
+				return false, fmt.Errorf("operator exited; see %s", op.LogPath)
 			}
 			now := time.Now()
 			if ready.IsZero() {
-				if code, _, err := op.get(ctx, "/readyz"); err == nil && code == 200 {
+				if code, _, err := op.Get(ctx, "/readyz"); err == nil && code == 200 {
 					ready = now
 				}
 				return false, nil
 			}
-			m, err := op.scrape(ctx)
+			m, err := op.Metrics(ctx)
 			if err != nil {
 				return false, err
 			}
-			synced := m.sum("monocle_operator_syncs_total")
+			synced := m.Sum("monocle_operator_syncs_total")
 			if synced >= 1 && first.IsZero() {
 				first = now
 			}
@@ -319,10 +321,10 @@ func (b *bench) startup(ctx context.Context, e *env, op *operator, s setting, ex
 		}
 		var newAt time.Time
 		if err := poll(ctx, time.Minute, 50*time.Millisecond, "the new Monocle's objects", func() (bool, error) {
-			evs, err := e.audit.operatorWritesAfter(t0, ns)
+			evs, err := e.operatorWritesAfter(t0, ns)
 			for _, ev := range evs {
-				if ev.ownedCreate() {
-					newAt = ev.Timestamp
+				if ownedCreate(ev) {
+					newAt = ev.Completed
 					return true, nil
 				}
 			}
@@ -332,9 +334,9 @@ func (b *bench) startup(ctx context.Context, e *env, op *operator, s setting, ex
 		}
 		// Writes to the Monocles that were converged before the restart, while it started.
 		quietEnd, _ := e.waitQuiet(ctx, t0, 2*time.Second, 30*time.Second)
-		old, err := e.audit.selectAfter(t0, func(ev auditEvent) bool {
-			return ev.operator() && ev.ObjectRef.Resource != "leases" && ev.ObjectRef.Namespace != ns &&
-				!ev.Timestamp.After(quietEnd) && ev.ObjectRef.Namespace != leaseNamespace
+		old, err := e.audit.Between(t0, time.Time{}, func(ev testkit.AuditEvent) bool {
+			return ev.FromOperator() && ev.ObjectRef.Resource != "leases" && ev.ObjectRef.Namespace != ns &&
+				!ev.Completed.After(quietEnd) && ev.ObjectRef.Namespace != leaseNamespace
 		})
 		if err != nil {
 			return err
@@ -342,8 +344,8 @@ func (b *bench) startup(ctx context.Context, e *env, op *operator, s setting, ex
 		if len(old) > 0 {
 			b.results.detail("Start-up run %d: %d writes to already converged Monocles: %s", run+1, len(old), writeSummary(old))
 		}
-		if m, err := op.scrape(ctx); err == nil {
-			heap = append(heap, m.sum("go_memstats_heap_inuse_bytes"))
+		if m, err := op.Metrics(ctx); err == nil {
+			heap = append(heap, m.Sum("go_memstats_heap_inuse_bytes"))
 		}
 		toReady = append(toReady, since(t0, ready))
 		toFirst = append(toFirst, since(t0, first))

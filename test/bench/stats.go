@@ -1,13 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // median returns the median of xs (the mean of the two middle values for an even count), or
@@ -108,56 +109,6 @@ func spread(xs []float64, format func(float64) string) string {
 
 func since(t0 time.Time, t time.Time) float64 { return t.Sub(t0).Seconds() }
 
-// metrics is one scrape of a Prometheus text exposition: sample value by series, the series
-// written as in the exposition (`name{label="v",...}`).
-type metrics map[string]float64
-
-// parseMetrics reads the Prometheus text format, skipping comments and malformed lines.
-func parseMetrics(text string) metrics {
-	m := metrics{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i <= 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			continue
-		}
-		m[line[:i]] = v
-	}
-	return m
-}
-
-// sum adds the values of every series of metric name whose labels contain all of want
-// (`key="value"` strings).
-func (m metrics) sum(name string, want ...string) float64 {
-	var total float64
-	for series, v := range m {
-		n, labels, _ := strings.Cut(series, "{")
-		if n != name {
-			continue
-		}
-		ok := true
-		for _, w := range want {
-			if !strings.Contains(labels, w) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			total += v
-		}
-	}
-	return total
-}
-
 // bucket is one cumulative histogram bucket.
 type bucket struct {
 	le    float64
@@ -166,9 +117,9 @@ type bucket struct {
 
 // histogram returns the cumulative buckets of histogram name (without "_bucket") whose labels
 // contain want, sorted by upper bound, minus those of before (a delta between two scrapes).
-func histogram(after, before metrics, name string, want ...string) []bucket {
+func histogram(after, before testkit.Metrics, name string, want ...string) []bucket {
 	byLE := map[float64]float64{}
-	add := func(m metrics, sign float64) {
+	add := func(m testkit.Metrics, sign float64) {
 		for series, v := range m {
 			n, labels, _ := strings.Cut(series, "{")
 			if n != name+"_bucket" {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 const exposition = `# HELP workqueue_queue_duration_seconds How long in seconds an item stays in workqueue.
@@ -21,31 +23,9 @@ monocle_operator_syncs_total{result="error"} 3
 go_memstats_heap_inuse_bytes 5.7344e+06
 `
 
-func TestParseMetrics(t *testing.T) {
-	m := parseMetrics(exposition)
-	for name, tc := range map[string]struct {
-		metric string
-		labels []string
-		want   float64
-	}{
-		"no labels":        {"go_memstats_heap_inuse_bytes", nil, 5.7344e+06},
-		"all series":       {"monocle_operator_syncs_total", nil, 15},
-		"one label":        {"monocle_operator_syncs_total", []string{`result="error"`}, 3},
-		"missing metric":   {"nope", nil, 0},
-		"no prefix clash":  {"workqueue_queue_duration_seconds", nil, 0},
-		"bucket of a name": {"workqueue_queue_duration_seconds_bucket", []string{`name="other"`}, 7},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if got := m.sum(tc.metric, tc.labels...); got != tc.want {
-				t.Errorf("sum(%s, %v) = %v, want %v", tc.metric, tc.labels, got, tc.want)
-			}
-		})
-	}
-}
-
 func TestHistogram(t *testing.T) {
-	before := parseMetrics(strings.ReplaceAll(exposition, "} 50\n", "} 40\n"))
-	after := parseMetrics(exposition)
+	before := testkit.ParseMetrics(strings.ReplaceAll(exposition, "} 50\n", "} 40\n"))
+	after := testkit.ParseMetrics(exposition)
 	h := histogram(after, before, "workqueue_queue_duration_seconds", `name="monocle"`)
 	if len(h) != 4 || h[0].le != 0.1 || h[0].count != 10 || !math.IsInf(h[3].le, 1) || h[3].count != 0 {
 		t.Fatalf("delta histogram = %v, want 4 buckets, 10 in le=0.1 and nothing else new", h)
@@ -173,12 +153,9 @@ func TestAuditLog(t *testing.T) {
 	if err := os.WriteFile(path, []byte(whole[:cut]), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a, err := openAudit(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	if err := a.poll(); err != nil {
+	e := &env{audit: newAuditLog(path)}
+	defer e.audit.Close()
+	if err := e.audit.Refresh(); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
@@ -189,17 +166,17 @@ func TestAuditLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	writes, err := a.operatorWritesAfter(parseTime(t, "2026-01-01T00:00:00Z"))
+	writes, err := e.operatorWritesAfter(parseTime(t, "2026-01-01T00:00:00Z"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := writeSummary(writes); got != "1 create secrets, 1 update monocles/status" {
 		t.Errorf("operator writes = %q", got)
 	}
-	if !writes[0].ownedCreate() || writes[1].ownedCreate() || !writes[1].statusWrite() {
+	if len(writes) != 2 || !ownedCreate(writes[0]) || ownedCreate(writes[1]) || !statusWrite(writes[1]) {
 		t.Errorf("classification wrong: %v", writes)
 	}
-	later, err := a.operatorWritesAfter(parseTime(t, "2026-01-01T00:00:01.5Z"), "a")
+	later, err := e.operatorWritesAfter(parseTime(t, "2026-01-01T00:00:01.5Z"), "a")
 	if err != nil || len(later) != 1 {
 		t.Errorf("writes after 1.5 s in namespace a = %v, %v; want the status write", later, err)
 	}

@@ -23,6 +23,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // sample is the Monocle of deploy/samples/monocle.yaml.
@@ -64,11 +65,11 @@ func TestClusterWideInstall(t *testing.T) {
 	if leader == a {
 		standby = b
 	}
-	t.Logf("replica %s leads", leader.name)
+	t.Logf("replica %s leads", leader.Name)
 	for _, r := range []*replica{a, b} {
 		for _, path := range []string{"/healthz", "/readyz"} {
-			eventually(t, time.Minute, "replica "+r.name+" "+path, func() error {
-				code, body, err := r.get(path)
+			eventually(t, time.Minute, "replica "+r.Name+" "+path, func() error {
+				code, body, err := r.Get(ctx, path)
 				if err != nil || code != http.StatusOK {
 					return fmt.Errorf("%d %s %v", code, body, err)
 				}
@@ -126,35 +127,35 @@ func TestClusterWideInstall(t *testing.T) {
 			{"monocle_operator_monocle_ready", []string{`namespace="` + ns + `"`, `name="monocle"`}},
 			{"leader_election_master_status", []string{`name="monocle-operator"`}},
 		} {
-			if sum, n := family(m, c.family, c.labels...); n == 0 || sum <= 0 {
+			if sum, n := m.Family(c.family, c.labels...); n == 0 || sum <= 0 {
 				t.Errorf("the leader's /metrics has %s%v = %v over %d series, want > 0", c.family, c.labels, sum, n)
 			}
 		}
-		if _, n := family(m, "workqueue_depth", `name="monocle"`); n == 0 {
+		if _, n := m.Family("workqueue_depth", `name="monocle"`); n == 0 {
 			t.Error("the leader's /metrics has no workqueue_depth")
 		}
-		if sum, n := family(m, "monocle_operator_monocle_ready", `name="taken"`); n != 1 || sum != 0 {
+		if sum, n := m.Family("monocle_operator_monocle_ready", `name="taken"`); n != 1 || sum != 0 {
 			t.Errorf("monocle_operator_monocle_ready for the Monocle that is not ready: %v over %d series, want 0", sum, n)
 		}
 		s := standby.metrics(t)
-		if sum, n := family(s, "leader_election_master_status", `name="monocle-operator"`); n != 1 || sum != 0 {
+		if sum, n := s.Family("leader_election_master_status", `name="monocle-operator"`); n != 1 || sum != 0 {
 			t.Errorf("the standby's leader_election_master_status is %v over %d series, want 0", sum, n)
 		}
-		if sum, _ := family(s, "monocle_operator_syncs_total"); sum != 0 {
+		if sum, _ := s.Family("monocle_operator_syncs_total"); sum != 0 {
 			t.Errorf("the standby synced %v times", sum)
 		}
 	})
 
 	t.Run("JSON logs", func(t *testing.T) {
-		lines := strings.Split(strings.TrimSpace(b.log()), "\n")
+		lines := strings.Split(strings.TrimSpace(b.Log()), "\n")
 		for _, line := range lines {
 			var entry map[string]any
 			if err := json.Unmarshal([]byte(line), &entry); err != nil || entry["msg"] == nil {
 				t.Fatalf("replica b (--logging-format=json) logged a line that is not a JSON entry: %q", line)
 			}
 		}
-		if !strings.HasPrefix(a.log(), "I") {
-			t.Errorf("replica a (text) does not log klog's text format: %.200q", a.log())
+		if !strings.HasPrefix(a.Log(), "I") {
+			t.Errorf("replica a (text) does not log klog's text format: %.200q", a.Log())
 		}
 	})
 
@@ -163,13 +164,13 @@ func TestClusterWideInstall(t *testing.T) {
 	stopped := time.Now()
 	leader.signal(t, syscall.SIGTERM)
 	if code := leader.waitExit(t, 30*time.Second); code != 0 {
-		t.Errorf("the leader exited with %d after SIGTERM, want 0:\n%s", code, tail(leader.log(), 20))
+		t.Errorf("the leader exited with %d after SIGTERM, want 0:\n%s", code, testkit.Tail(leader.Log(), 20))
 	}
 	if holder, err := leaseHolder(); err != nil || (holder != "" && holder != standby.identity) {
 		t.Errorf("after the leader's SIGTERM the Lease is held by %q (%v): not released", holder, err)
 	}
 	waitLeader(t, 30*time.Second, standby)
-	t.Logf("SIGTERM: replica %s leads %s after the leader was stopped", standby.name, time.Since(stopped).Round(10*time.Millisecond))
+	t.Logf("SIGTERM: replica %s leads %s after the leader was stopped", standby.Name, time.Since(stopped).Round(10*time.Millisecond))
 	// The Monocle keeps converging: two API replicas get a PodDisruptionBudget.
 	scaleAPI(t, ns, 2)
 	eventually(t, 2*time.Minute, "PodDisruptionBudget "+resources.APIName(sample), func() error {
@@ -185,7 +186,7 @@ func TestClusterWideInstall(t *testing.T) {
 	leader.signal(t, syscall.SIGKILL)
 	leader.waitExit(t, 30*time.Second)
 	waitLeader(t, leaseDuration+time.Minute, standby)
-	t.Logf("SIGKILL: replica %s leads %s after the leader was killed (lease duration %s)", standby.name, time.Since(stopped).Round(10*time.Millisecond), leaseDuration)
+	t.Logf("SIGKILL: replica %s leads %s after the leader was killed (lease duration %s)", standby.Name, time.Since(stopped).Round(10*time.Millisecond), leaseDuration)
 	scaleAPI(t, ns, 1)
 	eventually(t, 2*time.Minute, "PodDisruptionBudget deleted", func() error {
 		_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
@@ -220,10 +221,10 @@ func TestClusterWideInstall(t *testing.T) {
 	if code := leader.waitExit(t, renewDeadline+time.Minute); code == 0 {
 		t.Errorf("the paused leader exited with 0 after losing its lease, want an error")
 	}
-	if !strings.Contains(leader.log(), "leader election lost") {
-		t.Errorf("the paused leader did not log that it lost the election:\n%s", tail(leader.log(), 20))
+	if !strings.Contains(leader.Log(), "leader election lost") {
+		t.Errorf("the paused leader did not log that it lost the election:\n%s", testkit.Tail(leader.Log(), 20))
 	}
-	t.Logf("the paused leader refused %d writes after it resumed", strings.Count(leader.log(), "does not hold the leader election lease"))
+	t.Logf("the paused leader refused %d writes after it resumed", strings.Count(leader.Log(), "does not hold the leader election lease"))
 	waitReady(t, ns, sample.Name)
 
 	t.Run("one writer at a time, all as the ServiceAccount, nothing forbidden", func(t *testing.T) {
@@ -233,7 +234,7 @@ func TestClusterWideInstall(t *testing.T) {
 		var want []string
 		for _, r := range []*replica{a, b, c, d2} {
 			if slices.Contains(leaders, r.identity) {
-				want = append(want, r.name)
+				want = append(want, r.Name)
 			}
 		}
 		if len(leaders) != 4 {
@@ -241,8 +242,8 @@ func TestClusterWideInstall(t *testing.T) {
 		}
 		t.Logf("%d operator requests audited; leaders in turn: %v", n, want)
 		for _, r := range []*replica{a, b, c, d2} {
-			if strings.Contains(strings.ToLower(r.log()), "forbidden") {
-				t.Errorf("replica %s logged a forbidden error:\n%s", r.name, grep(r.log(), "forbidden"))
+			if strings.Contains(strings.ToLower(r.Log()), "forbidden") {
+				t.Errorf("replica %s logged a forbidden error:\n%s", r.Name, grep(r.Log(), "forbidden"))
 			}
 		}
 	})
@@ -376,19 +377,19 @@ func TestNamespacedInstall(t *testing.T) {
 	}
 
 	requests := operatorRequests(t)
-	var recent []auditEvent
+	var recent []testkit.AuditEvent
 	for _, e := range requests {
 		if e.Received.After(since) {
 			recent = append(recent, e)
 			if e.ObjectRef.Namespace == elsewhere {
-				t.Errorf("request outside the watched namespace: %s", e)
+				t.Errorf("request outside the watched namespace: %s", e.StringAt(e.Received))
 			}
 		}
 	}
 	n := checkServiceAccountOnly(t, recent)
 	checkSingleWriter(t, recent)
-	if strings.Contains(strings.ToLower(r.log()), "forbidden") {
-		t.Errorf("the operator logged a forbidden error:\n%s", grep(r.log(), "forbidden"))
+	if strings.Contains(strings.ToLower(r.Log()), "forbidden") {
+		t.Errorf("the operator logged a forbidden error:\n%s", grep(r.Log(), "forbidden"))
 	}
 	t.Logf("%d operator requests audited", n)
 	r.stop()
@@ -469,14 +470,6 @@ func monocleYAML(t *testing.T) string {
 	}
 	t.Fatal("no Monocle in deploy/samples/monocle.yaml")
 	return ""
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 func grep(s, word string) string {

@@ -15,14 +15,11 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,13 +28,14 @@ import (
 
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // Names from deploy/.
 const (
 	operatorNamespace = "monocle-operator"
 	operatorName      = "monocle-operator" // ServiceAccount, Deployment, Lease, ClusterRole
-	crdName           = "monocles.monocle.monocle.change-metrics.io"
+	crdName           = testkit.CRDName
 	serviceAccount    = "system:serviceaccount:" + operatorNamespace + ":" + operatorName
 )
 
@@ -73,6 +71,7 @@ var env struct {
 	workDir    string
 	cluster    *localcluster.Cluster
 	kubeconfig string
+	kubectl    testkit.Kubectl // as the cluster admin, in the repository's root
 	kube       kubernetes.Interface
 	monocles   clientset.Interface
 	operator   string // path of the operator binary built from this tree
@@ -107,10 +106,8 @@ func setUp(m *testing.M) (int, error) {
 		return 0, err
 	}
 	env.operator = filepath.Join(env.workDir, "monocle-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.operator, "./cmd/monocle-operator")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building the operator: %v: %s", err, out)
+	if err := testkit.BuildOperator(ctx, root, env.operator); err != nil {
+		return 0, err
 	}
 	cluster, err := localcluster.Start(ctx, localcluster.Options{
 		BinDir: binDir, StagesDir: stagesDir, WorkDir: filepath.Join(env.workDir, "cluster"),
@@ -126,6 +123,7 @@ func setUp(m *testing.M) (int, error) {
 	}()
 	env.cluster = cluster
 	env.kubeconfig = cluster.Kubeconfig()
+	env.kubectl = testkit.Kubectl{Kubeconfig: env.kubeconfig, Dir: root}
 	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
 	if err != nil {
 		return 0, err
@@ -156,29 +154,18 @@ func needCluster(t *testing.T) {
 
 // kubectl runs kubectl as the cluster admin and returns its combined output.
 func kubectl(args ...string) (string, error) {
-	return kubectlStdin("", args...)
+	return env.kubectl.Run(context.Background(), args...)
 }
 
 // kubectlStdin runs kubectl as the cluster admin with stdin.
 func kubectlStdin(stdin string, args ...string) (string, error) {
-	cmd := exec.Command("kubectl", args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
-	cmd.Dir = env.repoRoot
-	cmd.Stdin = strings.NewReader(stdin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	return env.kubectl.RunStdin(context.Background(), stdin, args...)
 }
 
-// mustKubectl runs kubectl and fails the test on error.
+// mustKubectl runs kubectl as the cluster admin and fails the test on error.
 func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := kubectl(args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
+	return env.kubectl.Must(t, args...)
 }
 
 // eventually polls check every 250ms until it returns nil or timeout passes, then fails the

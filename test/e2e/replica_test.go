@@ -5,20 +5,18 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // Lease timings of the test replicas: short so that a killed leader is replaced quickly, long
@@ -32,13 +30,8 @@ const (
 // replica is one operator process, run out of cluster with the shipped Deployment's
 // arguments and the operator ServiceAccount's token.
 type replica struct {
-	name     string
-	cmd      *exec.Cmd
-	logPath  string
-	httpAddr string
+	*testkit.Process
 	identity string
-	done     chan struct{}
-	waitErr  error // valid once done is closed
 }
 
 // identityPattern finds the identity in the "Starting" line, in the text (identity="x") and
@@ -102,67 +95,53 @@ func deploymentArgs(t *testing.T) []string {
 // where it would in the cluster. The process is stopped when the test ends.
 func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ...string) *replica {
 	t.Helper()
-	r := &replica{name: name, done: make(chan struct{}), logPath: filepath.Join(env.workDir, "operator-"+name+".log")}
-	r.httpAddr = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	httpAddr, err := testkit.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var full []string
 	for _, a := range args {
 		if !strings.HasPrefix(a, "--http-address") {
 			full = append(full, a)
 		}
 	}
-	full = append(full, "--http-address="+r.httpAddr, "--kubeconfig="+kubeconfig, "-v=2",
+	full = append(full, "--http-address="+httpAddr, "--kubeconfig="+kubeconfig, "-v=2",
 		"--leader-election-lease-duration="+leaseDuration.String(),
 		"--leader-election-renew-deadline="+renewDeadline.String(),
 		"--leader-election-retry-period="+retryPeriod.String())
 	full = append(full, extra...)
-	logFile, err := os.Create(r.logPath)
+	p, err := testkit.Start(testkit.StartOptions{
+		Name: name, Path: env.operator, Args: full, HTTPAddr: httpAddr,
+		Env:     append(withoutEnv(os.Environ(), "KUBECONFIG", "POD_NAMESPACE"), "POD_NAMESPACE="+operatorNamespace),
+		LogPath: filepath.Join(env.workDir, "operator-"+name+".log"),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.cmd = exec.Command(env.operator, full...)
-	r.cmd.Env = append(withoutEnv(os.Environ(), "KUBECONFIG", "POD_NAMESPACE"), "POD_NAMESPACE="+operatorNamespace)
-	r.cmd.Stdout, r.cmd.Stderr = logFile, logFile
-	if err := r.cmd.Start(); err != nil {
-		logFile.Close()
-		t.Fatal(err)
-	}
-	go func() {
-		r.waitErr = r.cmd.Wait()
-		logFile.Close()
-		close(r.done)
-	}()
+	r := &replica{Process: p}
 	t.Cleanup(func() { r.stop() })
 	eventually(t, time.Minute, "replica "+name+" logs its identity", func() error {
-		if r.exited() {
-			return fmt.Errorf("exited: %v\n%s", r.waitErr, r.log())
+		if !r.Alive() {
+			return fmt.Errorf("exited: %v\n%s", r.Err(), r.Log())
 		}
-		if m := identityPattern.FindStringSubmatch(r.log()); m != nil {
+		if m := identityPattern.FindStringSubmatch(r.Log()); m != nil {
 			r.identity = m[1]
 			return nil
 		}
 		return errors.New("no identity in its log yet")
 	})
-	t.Logf("replica %s: pid %d, identity %s, log %s", name, r.cmd.Process.Pid, r.identity, r.logPath)
+	t.Logf("replica %s: pid %d, identity %s, log %s", name, r.PID(), r.identity, r.LogPath)
 	return r
 }
 
 // userAgent is the user agent the replica sends.
 func (r *replica) userAgent() string { return "monocle-operator/" + r.identity }
 
-func (r *replica) exited() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // signal sends sig to the replica's process.
 func (r *replica) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
-	if err := r.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("sending %s to replica %s: %v", sig, r.name, err)
+	if err := r.Signal(sig); err != nil {
+		t.Fatalf("sending %s to replica %s: %v", sig, r.Name, err)
 	}
 }
 
@@ -170,64 +149,30 @@ func (r *replica) signal(t *testing.T, sig syscall.Signal) {
 // after timeout.
 func (r *replica) waitExit(t *testing.T, timeout time.Duration) int {
 	t.Helper()
-	select {
-	case <-r.done:
-	case <-time.After(timeout):
-		t.Fatalf("replica %s still runs %s after being stopped", r.name, timeout)
+	if !r.WaitExit(timeout) {
+		t.Fatalf("replica %s still runs %s after being stopped", r.Name, timeout)
 	}
-	var exitErr *exec.ExitError
-	if errors.As(r.waitErr, &exitErr) {
-		return exitErr.ExitCode()
-	}
-	return 0
+	return r.ExitCode()
 }
 
-// stop stops the replica if it runs: SIGCONT (in case it was paused), SIGTERM, then SIGKILL.
+// stop stops the replica if it runs: SIGCONT (in case it was paused), SIGTERM, then SIGKILL
+// after 20s.
 func (r *replica) stop() {
-	if r.exited() {
+	if !r.Alive() {
 		return
 	}
-	_ = r.cmd.Process.Signal(syscall.SIGCONT)
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-r.done:
-	case <-time.After(20 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-r.done
-	}
-}
-
-func (r *replica) log() string {
-	b, _ := os.ReadFile(r.logPath)
-	return string(b)
-}
-
-// get fetches path from the replica's HTTP endpoint.
-func (r *replica) get(path string) (int, string, error) {
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + r.httpAddr + path)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
+	_ = r.Signal(syscall.SIGCONT)
+	r.Stop(syscall.SIGTERM, 20*time.Second)
 }
 
 // rssKiB returns the replica's resident memory from /proc, in KiB, or 0 where /proc is
 // missing.
 func (r *replica) rssKiB() int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", r.cmd.Process.Pid))
+	rss, _, err := r.Memory()
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")))
-			return n
-		}
-	}
-	return 0
+	return int(rss / 1024)
 }
 
 // leaseHolder returns the holder of the operator's leader election Lease ("" when released
@@ -263,17 +208,6 @@ func waitLeader(t *testing.T, timeout time.Duration, replicas ...*replica) *repl
 	return leader
 }
 
-// freePort returns a TCP port free on 127.0.0.1 a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // withoutEnv returns environ without the variables named.
 func withoutEnv(environ []string, names ...string) []string {
 	var out []string
@@ -291,48 +225,12 @@ func withoutEnv(environ []string, names ...string) []string {
 	return out
 }
 
-// metrics fetches the replica's /metrics and returns each series ("name{labels}") with its
-// value.
-func (r *replica) metrics(t *testing.T) map[string]float64 {
+// metrics fetches the replica's /metrics; the tests sum its series with Family.
+func (r *replica) metrics(t *testing.T) testkit.Metrics {
 	t.Helper()
-	code, body, err := r.get("/metrics")
+	code, body, err := r.Get(context.Background(), "/metrics")
 	if err != nil || code != http.StatusOK {
-		t.Fatalf("GET /metrics from replica %s: %d %v", r.name, code, err)
+		t.Fatalf("GET /metrics from replica %s: %d %v", r.Name, code, err)
 	}
-	out := map[string]float64{}
-	for _, line := range strings.Split(body, "\n") {
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		if i < 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err == nil {
-			out[line[:i]] = v
-		}
-	}
-	return out
-}
-
-// family sums the series of one metric family whose labels contain every one of labels
-// (`name="monocle"`), and counts them.
-func family(m map[string]float64, name string, labels ...string) (sum float64, series int) {
-	for k, v := range m {
-		if k != name && !strings.HasPrefix(k, name+"{") {
-			continue
-		}
-		match := true
-		for _, l := range labels {
-			if !strings.Contains(k, l) {
-				match = false
-			}
-		}
-		if match {
-			sum += v
-			series++
-		}
-	}
-	return sum, series
+	return testkit.ParseMetrics(body)
 }

@@ -1,203 +1,49 @@
 package faults
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"sort"
-	"strings"
-	"sync"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// operatorUserAgent starts the user agent of every operator process:
-// "monocle-operator/<identity>" (cmd/monocle-operator sets it).
-const operatorUserAgent = "monocle-operator"
-
-// auditEvent is the part of a kube-apiserver audit event (audit.k8s.io/v1, Metadata level)
-// the suite reads.
-type auditEvent struct {
-	Stage     string    `json:"stage"`
-	Verb      string    `json:"verb"`
-	UserAgent string    `json:"userAgent"`
-	Timestamp time.Time `json:"stageTimestamp"`
-	ObjectRef struct {
-		Resource    string `json:"resource"`
-		Subresource string `json:"subresource"`
-		Namespace   string `json:"namespace"`
-		Name        string `json:"name"`
-	} `json:"objectRef"`
-	ResponseStatus struct {
-		Code int `json:"code"`
-	} `json:"responseStatus"`
+// newAuditLog follows the API server's audit log and keeps the completed requests of the
+// operator and of the suite (testUserAgent).
+func newAuditLog(path string) *testkit.AuditLog {
+	return testkit.NewAuditLog(path, testkit.AuditLogOptions{UserAgents: []string{testkit.OperatorUserAgent, testUserAgent}})
 }
 
-func (e auditEvent) String() string {
-	r := e.ObjectRef.Resource
-	if e.ObjectRef.Subresource != "" {
-		r += "/" + e.ObjectRef.Subresource
-	}
-	return fmt.Sprintf("%s %s %s %s/%s (%d) by %s", e.Timestamp.Format("15:04:05.000000"), e.Verb, r,
-		e.ObjectRef.Namespace, e.ObjectRef.Name, e.ResponseStatus.Code, e.UserAgent)
+// auditBetween returns the kept requests completed in (from, to] that keep returns true
+// for, in the order they completed.
+func auditBetween(from, to time.Time, keep func(testkit.AuditEvent) bool) ([]testkit.AuditEvent, error) {
+	events, err := env.audit.Between(from, to, keep)
+	sort.SliceStable(events, func(i, j int) bool { return events[i].Completed.Before(events[j].Completed) })
+	return events, err
 }
 
-func (e auditEvent) operator() bool { return strings.HasPrefix(e.UserAgent, operatorUserAgent) }
-
-// identity is the leader election identity in an operator's user agent.
-func (e auditEvent) identity() string {
-	_, id, _ := strings.Cut(e.UserAgent, "/")
-	return id
-}
-
-func (e auditEvent) write() bool {
-	switch e.Verb {
-	case "create", "update", "patch", "delete", "deletecollection":
-		return true
-	}
-	return false
-}
+// describe is how the suite prints a request: with the time it completed and its user agent.
+func describe(e testkit.AuditEvent) string { return e.StringAt(e.Completed) }
 
 // leaseWrite reports a successful write of the operator's leader election Lease.
-func (e auditEvent) leaseWrite() bool {
-	return e.ObjectRef.Resource == "leases" && e.ObjectRef.Namespace == "default" &&
-		e.ObjectRef.Name == "monocle-operator" && e.write() && e.ResponseStatus.Code < 300
-}
+func leaseWrite(e testkit.AuditEvent) bool { return e.IsLeaseWrite("default", "monocle-operator") }
 
 // counted reports a request that counts as the operator's API call: neither its leader
 // election Lease nor an Event, which follow their own schedules.
-func (e auditEvent) counted() bool {
-	return e.operator() && e.ObjectRef.Resource != "leases" && e.ObjectRef.Resource != "events"
-}
-
-// auditLog follows the API server's audit log (JSON lines) and keeps the completed requests
-// of the operator and of the suite. Lines are filtered on the user agent before decoding:
-// the log also holds every request of the other components. It follows the file across API
-// server restarts (which append) and rotations (kube-apiserver rotates at 100 MB even with
-// --audit-log-maxsize=0, lumberjack's default).
-type auditLog struct {
-	path string
-
-	mu      sync.Mutex
-	f       *os.File
-	partial []byte
-	events  []auditEvent
-	corrupt int
-}
-
-func newAuditLog(path string) *auditLog { return &auditLog{path: path} }
-
-var (
-	uaOperator = []byte(`"userAgent":"` + operatorUserAgent)
-	uaTest     = []byte(`"userAgent":"` + testUserAgent)
-	eventStart = []byte(`{"kind":"Event"`)
-)
-
-// refresh reads what was appended since the last call.
-func (a *auditLog) refresh() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.f == nil {
-		f, err := os.Open(a.path)
-		if err != nil {
-			return err
-		}
-		a.f = f
-	}
-	if err := a.readAll(); err != nil {
-		return err
-	}
-	// A rotation renamed the file we read: finish it, then go on with the new one.
-	cur, err1 := a.f.Stat()
-	now, err2 := os.Stat(a.path)
-	if err1 == nil && err2 == nil && !os.SameFile(cur, now) {
-		if err := a.readAll(); err != nil {
-			return err
-		}
-		a.f.Close()
-		f, err := os.Open(a.path)
-		if err != nil {
-			return err
-		}
-		a.f, a.partial = f, nil
-		return a.readAll()
-	}
-	return nil
-}
-
-func (a *auditLog) readAll() error {
-	buf := make([]byte, 1<<20)
-	for {
-		n, err := a.f.Read(buf)
-		if n > 0 {
-			data := append(a.partial, buf[:n]...)
-			last := bytes.LastIndexByte(data, '\n')
-			if last < 0 {
-				a.partial = data
-			} else {
-				for _, line := range bytes.Split(data[:last], []byte{'\n'}) {
-					a.parse(line)
-				}
-				a.partial = append([]byte(nil), data[last+1:]...)
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func (a *auditLog) parse(line []byte) {
-	if !bytes.Contains(line, uaOperator) && !bytes.Contains(line, uaTest) {
-		return
-	}
-	// A killed API server may leave half a line, which the next one continues: decode from
-	// the last event start.
-	if i := bytes.LastIndex(line, eventStart); i > 0 {
-		line = line[i:]
-	}
-	var e auditEvent
-	if err := json.Unmarshal(line, &e); err != nil {
-		a.corrupt++
-		return
-	}
-	if e.Stage != "ResponseComplete" {
-		return
-	}
-	a.events = append(a.events, e)
-}
-
-// between returns the kept events completed in (from, to] that keep returns true for.
-func (a *auditLog) between(from, to time.Time, keep func(auditEvent) bool) ([]auditEvent, error) {
-	if err := a.refresh(); err != nil {
-		return nil, err
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	var out []auditEvent
-	for _, e := range a.events {
-		if e.Timestamp.After(from) && !e.Timestamp.After(to) && keep(e) {
-			out = append(out, e)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Timestamp.Before(out[j].Timestamp) })
-	return out, nil
+func counted(e testkit.AuditEvent) bool {
+	return e.FromOperator() && e.ObjectRef.Resource != "leases" && e.ObjectRef.Resource != "events"
 }
 
 // operatorWrites are the operator's counted writes in (from, to].
-func operatorWrites(from, to time.Time) ([]auditEvent, error) {
-	return env.audit.between(from, to, func(e auditEvent) bool { return e.counted() && e.write() })
+func operatorWrites(from, to time.Time) ([]testkit.AuditEvent, error) {
+	return auditBetween(from, to, func(e testkit.AuditEvent) bool { return counted(e) && e.IsWrite() })
 }
 
 // callCount is the operator's counted API calls in (from, to], and how many were writes.
 func callCount(from, to time.Time) (calls, writes int, err error) {
-	events, err := env.audit.between(from, to, auditEvent.counted)
+	events, err := auditBetween(from, to, counted)
 	for _, e := range events {
-		if e.write() {
+		if e.IsWrite() {
 			writes++
 		}
 	}
@@ -211,7 +57,7 @@ func callCount(from, to time.Time) (calls, writes int, err error) {
 // write. Every counted write must fall in its writer's tenure, and no two replicas' writes
 // may interleave. It returns the violations and the tenures, for the log.
 func tenureViolations(from, to time.Time, released map[string]bool) (violations []string, tenures []string, err error) {
-	events, err := env.audit.between(from, to, func(e auditEvent) bool { return e.operator() })
+	events, err := auditBetween(from, to, testkit.AuditEvent.FromOperator)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -223,22 +69,22 @@ func tenureViolations(from, to time.Time, released map[string]bool) (violations 
 	byID := map[string]*tenure{}
 	lastLease := map[string]time.Time{}
 	for _, e := range events {
-		if !e.leaseWrite() {
+		if !leaseWrite(e) {
 			continue
 		}
-		id := e.identity()
-		lastLease[id] = e.Timestamp
+		id := e.Identity()
+		lastLease[id] = e.Completed
 		if byID[id] == nil {
 			// A replica's first Lease write is its acquisition.
-			t := &tenure{id: id, start: e.Timestamp}
+			t := &tenure{id: id, start: e.Completed}
 			ts = append(ts, t)
 			byID[id] = t
 		}
 	}
 	writesBy := map[string]int{}
 	for _, e := range events {
-		if e.counted() && e.write() {
-			writesBy[e.identity()]++
+		if counted(e) && e.IsWrite() {
+			writesBy[e.Identity()]++
 		}
 	}
 	for i, t := range ts {
@@ -253,20 +99,20 @@ func tenureViolations(from, to time.Time, released map[string]bool) (violations 
 	}
 	lastWriter := ""
 	for _, e := range events {
-		if !e.counted() || !e.write() {
+		if !counted(e) || !e.IsWrite() {
 			continue
 		}
-		id := e.identity()
+		id := e.Identity()
 		t := byID[id]
 		switch {
 		case t == nil:
-			violations = append(violations, "write by a replica that never held the lease: "+e.String())
-		case e.Timestamp.Before(t.start) || e.Timestamp.After(t.end):
+			violations = append(violations, "write by a replica that never held the lease: "+describe(e))
+		case e.Completed.Before(t.start) || e.Completed.After(t.end):
 			violations = append(violations, fmt.Sprintf("write outside its writer's tenure (%s → %s): %s",
-				t.start.Format("15:04:05.000000"), t.end.Format("15:04:05.000000"), e))
+				t.start.Format("15:04:05.000000"), t.end.Format("15:04:05.000000"), describe(e)))
 		}
 		if lastWriter != "" && lastWriter != id && byID[lastWriter] != nil && byID[id] != nil && byID[lastWriter].start.After(byID[id].start) {
-			violations = append(violations, "writes of two replicas interleave: "+e.String())
+			violations = append(violations, "writes of two replicas interleave: "+describe(e))
 		}
 		lastWriter = id
 	}

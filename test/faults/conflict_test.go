@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // Bounds on the operator's writes against another writer. They are ratios, so they hold on
@@ -62,7 +63,7 @@ func testConflicts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	contested := func(e auditEvent) bool {
+	contested := func(e testkit.AuditEvent) bool {
 		return e.ObjectRef.Namespace == ns && (e.Verb == "update" || e.Verb == "patch") &&
 			(e.ObjectRef.Resource == "deployments" || e.ObjectRef.Resource == "configmaps") && e.ObjectRef.Subresource == ""
 	}
@@ -139,7 +140,7 @@ func testConflicts(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	end := time.Now()
-	events, err := env.audit.between(start, end, func(e auditEvent) bool { return e.operator() && contested(e) })
+	events, err := auditBetween(start, end, func(e testkit.AuditEvent) bool { return e.FromOperator() && contested(e) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +209,8 @@ func testConflicts(t *testing.T) {
 	if convErr != nil {
 		t.Errorf("after the reverting writer stopped: %v", convErr)
 	}
-	repairs, err := env.audit.between(fightStart, fightEnd.Add(time.Second), func(e auditEvent) bool {
-		return e.operator() && contested(e) && e.ObjectRef.Resource == "deployments"
+	repairs, err := auditBetween(fightStart, fightEnd.Add(time.Second), func(e testkit.AuditEvent) bool {
+		return e.FromOperator() && contested(e) && e.ObjectRef.Resource == "deployments"
 	})
 	if err != nil {
 		t.Fatal(err)

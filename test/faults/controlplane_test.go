@@ -53,7 +53,7 @@ func testControlPlaneRestarts(t *testing.T) {
 	if _, err := waitLeader(ctx, 60*time.Second, []*operator{op}); err != nil {
 		t.Fatal(err)
 	}
-	before, err := op.metrics(ctx)
+	before, err := op.Metrics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,44 +94,44 @@ func testControlPlaneRestarts(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		m0, err := op.metrics(ctx)
+		m0, err := op.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cpu0, _ := op.cpuSeconds()
+		cpu0, _ := op.CPUSeconds()
 		down := time.Now()
 		if err := env.cluster.Kill(component); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(outageSettle)
-		mSettled, err := op.metrics(ctx)
+		mSettled, err := op.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		settledFrom := time.Now()
 		time.Sleep(outageDowntime - outageSettle)
-		mDown, err := op.metrics(ctx)
+		mDown, err := op.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		settledRate := (mDown.sum("rest_client_requests_total") - mSettled.sum("rest_client_requests_total")) / time.Since(settledFrom).Seconds()
+		settledRate := (mDown.Sum("rest_client_requests_total") - mSettled.Sum("rest_client_requests_total")) / time.Since(settledFrom).Seconds()
 		if err := env.cluster.StartComponent(ctx, component); err != nil {
 			t.Fatal(err)
 		}
 		outage := time.Since(down)
-		cpu1, _ := op.cpuSeconds()
-		m1, err := op.metrics(ctx)
+		cpu1, _ := op.CPUSeconds()
+		m1, err := op.Metrics(ctx)
 		if err != nil {
 			t.Errorf("scraping metrics after the outage: %v", err)
 		}
-		requests := m1.sum("rest_client_requests_total") - m0.sum("rest_client_requests_total")
-		failed := m1.sum("rest_client_requests_total", `code="<error>"`) - m0.sum("rest_client_requests_total", `code="<error>"`) +
-			m1.sum("rest_client_requests_total", `code="5`) - m0.sum("rest_client_requests_total", `code="5`)
+		requests := m1.Sum("rest_client_requests_total") - m0.Sum("rest_client_requests_total")
+		failed := m1.Sum("rest_client_requests_total", `code="<error>"`) - m0.Sum("rest_client_requests_total", `code="<error>"`) +
+			m1.Sum("rest_client_requests_total", `code="5`) - m0.Sum("rest_client_requests_total", `code="5`)
 		rate := requests / outage.Seconds()
 		cpu := (cpu1 - cpu0) / outage.Seconds()
 		// Failed syncs, each requeued with backoff. workqueue_retries_total also counts the
 		// operator's deliberate AddAfter delays, so it is printed, not bounded.
-		retries := m1.sum("monocle_operator_syncs_total", `result="error"`) - m0.sum("monocle_operator_syncs_total", `result="error"`)
+		retries := m1.Sum("monocle_operator_syncs_total", `result="error"`) - m0.Sum("monocle_operator_syncs_total", `result="error"`)
 		// The workqueue's per-key backoff starts at 5ms and doubles: a key fails about
 		// log2(outage/5ms)+1 times during the outage. Twice that leaves room for the syncs
 		// that informer events start while the API server comes back; a retry loop without
@@ -149,8 +149,8 @@ func testControlPlaneRestarts(t *testing.T) {
 		if err != nil {
 			t.Errorf("%s restart %d: %v", component, r/2+1, err)
 		}
-		ok := err == nil && op.alive()
-		if !op.alive() {
+		ok := err == nil && op.Alive()
+		if !op.Alive() {
 			t.Errorf("the operator exited during the %s outage", component)
 		}
 		if settledRate > outageMaxSettledRate {
@@ -176,12 +176,12 @@ func testControlPlaneRestarts(t *testing.T) {
 		sc.run(ok, conv.last().Sub(down))
 	}
 
-	after, err := op.metrics(ctx)
+	after, err := op.Metrics(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	delta := func(name string, labels ...string) float64 {
-		return after.sum(name, labels...) - before.sum(name, labels...)
+		return after.Sum(name, labels...) - before.Sum(name, labels...)
 	}
 	sc.note("API server outages: up to %.0f requests/s over an outage, mostly in its first second (each failed sync is retried with every step's request)", peakRate)
 	sc.note("operator stayed up; over the scenario workqueue_retries_total +%.0f, monocle_operator_syncs_total{result=error} +%.0f, rest_client_requests_total{code=<error>} +%.0f, 5xx +%.0f, all requests +%.0f",

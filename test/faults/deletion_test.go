@@ -14,6 +14,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // holdNamespace and the namespaces namespaceDeletionPrefix-<i> are in heldNamespaces: kwok
@@ -64,7 +65,7 @@ func testDeletions(t *testing.T) {
 		if r%2 == 1 {
 			propagation = metav1.DeletePropagationForeground
 		}
-		before, err := op.metrics(ctx)
+		before, err := op.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func testDeletions(t *testing.T) {
 			}
 			jobs = append(jobs, job)
 		}
-		before, err := op.metrics(ctx)
+		before, err := op.Metrics(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,17 +181,17 @@ func testDeletions(t *testing.T) {
 
 // syncErrorsAround returns the operator's failed syncs since before (metrics scraped
 // before a deletion, called once it completed), and in the 5s that follow.
-func syncErrorsAround(ctx context.Context, op *operator, before metricSet) (during, after float64, err error) {
-	done, err := op.metrics(ctx)
+func syncErrorsAround(ctx context.Context, op *operator, before testkit.Metrics) (during, after float64, err error) {
+	done, err := op.Metrics(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
 	time.Sleep(5 * time.Second)
-	later, err := op.metrics(ctx)
+	later, err := op.Metrics(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	errs := func(m metricSet) float64 { return m.sum("monocle_operator_syncs_total", `result="error"`) }
+	errs := func(m testkit.Metrics) float64 { return m.Sum("monocle_operator_syncs_total", `result="error"`) }
 	return errs(done) - errs(before), errs(later) - errs(done), nil
 }
 

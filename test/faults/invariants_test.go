@@ -10,6 +10,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // checkInvariants asserts, after a scenario and while its operator still runs, what issue 7
@@ -57,8 +59,8 @@ func unscheduledPods(ctx context.Context) string {
 // duplicateJobCreates lists the Jobs the operator created more than once (by namespace and
 // name: the suite never reuses a Monocle name), from the whole audit log.
 func duplicateJobCreates() []string {
-	events, err := env.audit.between(time.Time{}, time.Now().Add(time.Hour), func(e auditEvent) bool {
-		return e.operator() && e.Verb == "create" && e.ObjectRef.Resource == "jobs" && e.ResponseStatus.Code == 201
+	events, err := auditBetween(time.Time{}, time.Now().Add(time.Hour), func(e testkit.AuditEvent) bool {
+		return e.FromOperator() && e.Verb == "create" && e.ObjectRef.Resource == "jobs" && e.ResponseStatus.Code == 201
 	})
 	if err != nil {
 		return []string{err.Error()}
@@ -81,7 +83,7 @@ func duplicateJobCreates() []string {
 // and returns how long that took; after timeout it fails with the last writes seen.
 func waitQuiet(ctx context.Context, timeout time.Duration) (time.Duration, error) {
 	start := time.Now()
-	var last []auditEvent
+	var last []testkit.AuditEvent
 	for time.Since(start) < timeout && ctx.Err() == nil {
 		from := time.Now()
 		time.Sleep(env.size.quietWindow)
@@ -100,7 +102,7 @@ func waitQuiet(ctx context.Context, timeout time.Duration) (time.Duration, error
 			lines = append(lines, fmt.Sprintf("... and %d more", len(last)-10))
 			break
 		}
-		lines = append(lines, e.String())
+		lines = append(lines, describe(e))
 	}
 	return 0, fmt.Errorf("the operator still wrote %d times in the last %s window after %s:\n  %s",
 		len(last), env.size.quietWindow, timeout, strings.Join(lines, "\n  "))

@@ -133,7 +133,7 @@ func testLeaderChurn(t *testing.T) {
 			how = "SIGTERM"
 		}
 		t.Logf("round %d: created %s, edited %s, deleted %q; %s of %s, %s leads after %s; converged after %s",
-			r+1, created, edited, gone, how, leader.name, next.name, handover.Round(time.Millisecond), conv.last().Sub(stoppedAt).Round(time.Millisecond))
+			r+1, created, edited, gone, how, leader.Name, next.Name, handover.Round(time.Millisecond), conv.last().Sub(stoppedAt).Round(time.Millisecond))
 		sc.run(err == nil, conv.last().Sub(stoppedAt))
 	}
 

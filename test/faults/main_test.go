@@ -24,10 +24,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +37,7 @@ import (
 
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // defaultSeed seeds every random choice of the suite unless -faults.seed or $FAULTS_SEED
@@ -106,7 +105,7 @@ var env struct {
 	operatorBin string
 	seed        int64
 	size        sizes
-	audit       *auditLog
+	audit       *testkit.AuditLog
 	track       *tracker
 	operators   *operatorSet
 	summary     *summary
@@ -195,18 +194,13 @@ func setUp(m *testing.M) (int, error) {
 	if err := growNode(ctx); err != nil {
 		return 0, fmt.Errorf("growing the fake node: %w", err)
 	}
-	if out, err := kubectl(ctx, "apply", "-f", filepath.Join(root, "deploy", "01-crd.yaml")); err != nil {
-		return 0, fmt.Errorf("applying the CRD: %v: %s", err, out)
-	}
-	if out, err := kubectl(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/monocles.monocle.monocle.change-metrics.io"); err != nil {
-		return 0, fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	if err := (testkit.Kubectl{Kubeconfig: env.kubeconfig}).InstallCRD(ctx, root); err != nil {
+		return 0, err
 	}
 
 	env.operatorBin = filepath.Join(env.work, "monocle-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", env.operatorBin, "./cmd/monocle-operator")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building the operator: %v: %s", err, out)
+	if err := testkit.BuildOperator(ctx, root, env.operatorBin); err != nil {
+		return 0, err
 	}
 	env.audit = newAuditLog(cluster.AuditLogPath())
 	env.operators = newOperatorSet(filepath.Join(env.work, "operators"))
@@ -246,11 +240,4 @@ func needCluster(t *testing.T) {
 	if env.cluster == nil {
 		t.Skip("needs the local control plane; not started with -short")
 	}
-}
-
-// kubectl runs kubectl against the test cluster and returns its combined output.
-func kubectl(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", env.kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return strings.TrimSpace(string(out)), err
 }

@@ -7,14 +7,11 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // env is the cluster and operator shared by the tests of this package.
@@ -30,6 +28,7 @@ var env struct {
 	repoRoot    string
 	cluster     *localcluster.Cluster
 	kubeconfig  string
+	kubectl     testkit.Kubectl
 	kube        kubernetes.Interface
 	monocles    clientset.Interface
 	operatorLog string
@@ -75,6 +74,7 @@ func setUp(m *testing.M) (int, error) {
 	}()
 	env.cluster = cluster
 	env.kubeconfig = cluster.Kubeconfig()
+	env.kubectl = testkit.Kubectl{Kubeconfig: env.kubeconfig}
 	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
 	if err != nil {
 		return 0, err
@@ -86,34 +86,26 @@ func setUp(m *testing.M) (int, error) {
 		return 0, err
 	}
 
-	if out, err := kubectl("apply", "-f", filepath.Join(root, "deploy", "01-crd.yaml")); err != nil {
-		return 0, fmt.Errorf("applying the CRD: %v: %s", err, out)
-	}
-	if out, err := kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd/monocles.monocle.monocle.change-metrics.io"); err != nil {
-		return 0, fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	if err := env.kubectl.InstallCRD(ctx, root); err != nil {
+		return 0, err
 	}
 
 	operator := filepath.Join(work, "monocle-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", operator, "./cmd/monocle-operator")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return 0, fmt.Errorf("building the operator: %v: %s", err, out)
+	if err := testkit.BuildOperator(ctx, root, operator); err != nil {
+		return 0, err
 	}
 	env.operatorLog = filepath.Join(work, "operator.log")
-	logFile, err := os.Create(env.operatorLog)
+	op, err := testkit.Start(testkit.StartOptions{
+		Name: "operator", Path: operator, LogPath: env.operatorLog,
+		Args: []string{"--kubeconfig", env.kubeconfig, "--http-address", "127.0.0.1:0",
+			"--leader-election-namespace", "default", "--workers", "4", "-v", "2"},
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer logFile.Close()
-	cmd := exec.Command(operator, "--kubeconfig", env.kubeconfig, "--http-address", "127.0.0.1:0",
-		"--leader-election-namespace", "default", "--workers", "4", "-v", "2")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
 	defer func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
+		_ = op.Signal(os.Interrupt)
+		<-op.Done()
 	}()
 
 	code := m.Run()
@@ -121,7 +113,7 @@ func setUp(m *testing.M) (int, error) {
 		fmt.Fprintf(os.Stderr, "operator log: %s; cluster logs: %s/logs\n", env.operatorLog, cluster.WorkDir())
 		if os.Getenv("CI") != "" {
 			if b, err := os.ReadFile(env.operatorLog); err == nil {
-				fmt.Fprintf(os.Stderr, "--- operator log (tail) ---\n%s\n", tail(b, 200))
+				fmt.Fprintf(os.Stderr, "--- operator log (tail) ---\n%s\n", testkit.Tail(string(b), 200))
 			}
 		}
 	} else {
@@ -132,33 +124,18 @@ func setUp(m *testing.M) (int, error) {
 
 // kubectl runs kubectl against the test cluster and returns its combined output.
 func kubectl(args ...string) (string, error) {
-	cmd := exec.Command("kubectl", args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	return env.kubectl.Run(context.Background(), args...)
 }
 
 // kubectlStdin runs kubectl with stdin.
 func kubectlStdin(stdin string, args ...string) (string, error) {
-	cmd := exec.Command("kubectl", args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.String(), err
+	return env.kubectl.RunStdin(context.Background(), stdin, args...)
 }
 
 // mustKubectl runs kubectl and fails the test on error.
 func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := kubectl(args...)
-	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return out
+	return env.kubectl.Must(t, args...)
 }
 
 // needCluster skips a test in -short mode, where no cluster is started.
@@ -184,12 +161,4 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() e
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-func tail(b []byte, lines int) string {
-	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

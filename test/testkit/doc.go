@@ -1,0 +1,15 @@
+// Package testkit holds what the operator's test suites (test/integration, test/e2e,
+// test/faults) and its benchmark (test/bench) share to drive and observe the operator on a
+// local control plane (test/localcluster):
+//
+//   - audit.go reads the kube-apiserver audit log (JSON lines): AuditEvent and its
+//     predicates, ReadAuditLog to read the whole log at once, AuditLog to follow it.
+//   - metrics.go parses the Prometheus text exposition the operator serves on /metrics and
+//     sums its series by name and label.
+//   - operator.go builds the operator binary and starts and watches its processes:
+//     signals, exit, HTTP endpoints, CPU and memory from /proc, the end of a log.
+//   - kubectl.go runs kubectl against a cluster and installs the Monocle CRD.
+//
+// Nothing here starts a cluster or holds a scenario's checks: what a suite asserts, and the
+// predicates only one suite needs, stay in that suite.
+package testkit

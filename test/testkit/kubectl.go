@@ -1,0 +1,73 @@
+package testkit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// CRDName is the name of the Monocle CustomResourceDefinition that deploy/01-crd.yaml
+// installs.
+const CRDName = "monocles.monocle.monocle.change-metrics.io"
+
+// Kubectl runs the kubectl on $PATH against one cluster.
+type Kubectl struct {
+	// Kubeconfig is the path kubectl gets as $KUBECONFIG.
+	Kubeconfig string
+	// Dir is kubectl's working directory, against which relative paths in its arguments
+	// resolve; empty means the test's.
+	Dir string
+}
+
+// Run runs kubectl with args and returns its stdout and stderr, interleaved as written. Its
+// error is an *exec.ExitError for a non-zero exit, or the failure to start kubectl; ctx
+// kills kubectl when it ends.
+func (k Kubectl) Run(ctx context.Context, args ...string) (string, error) {
+	return k.run(ctx, nil, args)
+}
+
+// RunStdin runs kubectl as Run does, with stdin as its standard input.
+func (k Kubectl) RunStdin(ctx context.Context, stdin string, args ...string) (string, error) {
+	return k.run(ctx, strings.NewReader(stdin), args)
+}
+
+func (k Kubectl) run(ctx context.Context, stdin io.Reader, args []string) (string, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", args...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.Kubeconfig)
+	cmd.Dir = k.Dir
+	cmd.Stdin = stdin
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// Must runs kubectl as Run does, without a deadline, and on error fails the test with the
+// arguments and the output.
+func (k Kubectl) Must(t testing.TB, args ...string) string {
+	t.Helper()
+	out, err := k.Run(context.Background(), args...)
+	if err != nil {
+		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// InstallCRD applies deploy/01-crd.yaml of the repository at repoRoot and waits up to 60 s
+// for the CRD to be Established. Its errors say which step failed and include kubectl's
+// output.
+func (k Kubectl) InstallCRD(ctx context.Context, repoRoot string) error {
+	if out, err := k.Run(ctx, "apply", "-f", filepath.Join(repoRoot, "deploy", "01-crd.yaml")); err != nil {
+		return fmt.Errorf("applying the CRD: %v: %s", err, out)
+	}
+	if out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName); err != nil {
+		return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	}
+	return nil
+}
