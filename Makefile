@@ -38,13 +38,13 @@ test-unit:
 
 ## test-integration: tests against a real local control plane (integration, e2e, hostile
 ## input), one package at a time: each starts its own control plane, and two at once would
-## compete for the machine's cores. The fault-injection suite (test/faults) is not part of it
-## yet: its API-server-restart scenario still fails (see test-faults).
+## compete for the machine's cores. The fault-injection suite runs in test-faults.
 test-integration: control-plane
 	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
 
-## test: everything CI runs: verify, unit tests, then the control-plane tests
-test: verify test-unit test-integration
+## test: everything CI runs: verify, unit tests, the control-plane tests, then the
+## fault-injection suite at full size
+test: verify test-unit test-integration test-faults
 
 ## local: start a local control plane, install the CRD, run the operator, apply the sample
 ## Monocle, wait until it is Ready and keep it all running until interrupted (Ctrl-C)
@@ -75,7 +75,7 @@ bench: control-plane
 ## test-faults: the fault-injection suite at full size (issue 7: 100 Monocles in 10
 ## namespaces, 12 operator kills, 10 leader changes, 3 API server and 3 etcd restarts, ...)
 ## on a local control plane; prints a summary table, also written to _output/faults-summary.md.
-## FAULTS_SEED=<n> replays another seed. About 15 minutes on 2 cores.
+## FAULTS_SEED=<n> replays another seed. About 10 minutes on 2 cores; part of test.
 test-faults: control-plane
 	$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) ./test/faults/ -args -faults.full -faults.report=$(CURDIR)/_output/faults-summary.md
 
