@@ -91,6 +91,9 @@ type Controller struct {
 	// apart from the queue's own backoff (capped at 1000s) so that an outage of any
 	// length delays convergence by at most unavailableMaxDelay once the server is back.
 	unavailableBackoff workqueue.TypedRateLimiter[cache.ObjectName]
+	// staleCacheBackoff spaces the retries of a key whose sync met a stale cache:
+	// exponential from staleCacheBaseDelay, capped at staleCacheMaxDelay.
+	staleCacheBackoff workqueue.TypedRateLimiter[cache.ObjectName]
 	// recorder writes events on Monocles.
 	recorder record.EventRecorder
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
@@ -156,6 +159,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		unavailableBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
+		staleCacheBackoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
 		recorder:           recorder,
 		random:             rand.Reader,
 	}
@@ -264,10 +268,10 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 // processNextWorkItem syncs one Monocle key. A failed sync is requeued with rate limiting
-// (exponential backoff per key); a successful one resets the key's backoff. Two kinds of
-// failure have backoffs of their own: a sync that met a stale cache is retried after
-// staleCacheRetryDelay, and one that found the API server unavailable after
-// unavailableBackoff's delay.
+// (exponential backoff per key, up to 1000s); a successful one resets the key's backoffs.
+// Two kinds of failure, which pass by themselves, have shorter backoffs of their own: a
+// sync that found the API server unavailable is retried after unavailableBackoff's delay,
+// and one that met a stale cache after staleCacheBackoff's.
 func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	key, shutdown := c.queue.Get()
 	if shutdown {
@@ -283,6 +287,7 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 		syncsTotal.WithLabelValues("success").Inc()
 		c.queue.Forget(key)
 		c.unavailableBackoff.Forget(key)
+		c.staleCacheBackoff.Forget(key)
 		return true
 	}
 	var unavailable *unavailableError
@@ -296,9 +301,10 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	syncsTotal.WithLabelValues("error").Inc()
 	var stale *staleCacheError
 	if errors.As(err, &stale) {
-		logger.V(2).Info("Cache behind the API server, retrying", "err", err, "after", staleCacheRetryDelay)
+		after := c.staleCacheBackoff.When(key)
+		logger.V(2).Info("Cache behind the API server, retrying", "err", err, "after", after)
 		c.queue.Forget(key)
-		c.queue.AddAfter(key, staleCacheRetryDelay)
+		c.queue.AddAfter(key, after)
 		return true
 	}
 	logger.Error(err, "Error syncing Monocle, requeuing", "retries", c.queue.NumRequeues(key))

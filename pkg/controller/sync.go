@@ -164,16 +164,24 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 }
 
 // staleCacheError wraps errors that only say the cache was behind the API server (a 409
-// Conflict, an AlreadyExists). Such a key is retried after staleCacheRetryDelay, not with the
-// growing per-key backoff: after an API server restart the informers can lag for a while, and
-// exponential backoff would then leave the Monocle unconverged for minutes.
+// Conflict, an AlreadyExists). Such a key is retried with a backoff of its own (see
+// Controller.staleCacheBackoff), not with the queue's, which grows to 1000s: after an API
+// server restart the informers can lag for two minutes, and that backoff would then leave
+// the Monocle unconverged for much longer.
 type staleCacheError struct{ err error }
 
 func (e *staleCacheError) Error() string { return e.err.Error() }
 func (e *staleCacheError) Unwrap() error { return e.err }
 
-// staleCacheRetryDelay is how long a key waits after a stale-cache error.
-const staleCacheRetryDelay = time.Second
+// The retry delays of a key whose sync met a stale cache: exponential per key, doubling from
+// staleCacheBaseDelay up to staleCacheMaxDelay. A lagging cache usually catches up within
+// the first delay; while an informer waits to relist after an API server restart, each
+// Monocle whose cached copy is stale then costs at most a conflicting write per
+// staleCacheMaxDelay, and the relist's event syncs it at once.
+const (
+	staleCacheBaseDelay = time.Second
+	staleCacheMaxDelay  = 10 * time.Second
+)
 
 // unavailableError wraps the error that ended a sync because the API server could not serve
 // it. Such a key is retried with its own short backoff (see Controller.unavailableBackoff),

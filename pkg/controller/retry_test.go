@@ -9,12 +9,17 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
@@ -150,6 +155,46 @@ func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 	for range 20 {
 		if d := c.unavailableBackoff.When(key); d > unavailableMaxDelay {
 			t.Fatalf("retry delay %s exceeds %s", d, unavailableMaxDelay)
+		}
+	}
+}
+
+func TestStaleCacheKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	api := find[*appsv1.Deployment](objects, "demo-api")
+	api.Spec.Replicas = ptr.To[int32](0)
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	c := f.newController()
+	// Another writer changed the Deployment since the cache saw it.
+	f.kubeclient.PrependReactor("update", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "demo-api", errors.New("the object has been modified"))
+	})
+	_, ctx := ktesting.NewTestContext(t)
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+
+	for i := range 2 {
+		c.queue.Add(key)
+		if !c.processNextWorkItem(ctx) {
+			t.Fatal("queue shut down")
+		}
+		if got := c.queue.Len(); got != 0 {
+			t.Fatalf("conflict %d: the key is back at once (queue length %d), want it delayed", i+1, got)
+		}
+	}
+	if got, want := c.staleCacheBackoff.When(key), staleCacheBaseDelay<<2; got != want {
+		t.Errorf("after 2 conflicts the next delay is %s, want %s", got, want)
+	}
+	if got := c.queue.NumRequeues(key); got != 0 {
+		t.Errorf("the queue counts %d rate-limited requeues, want 0", got)
+	}
+	if got := c.unavailableBackoff.When(key); got != unavailableBaseDelay {
+		t.Errorf("the unavailable backoff moved to %s on conflicts, want %s", got, unavailableBaseDelay)
+	}
+	for range 20 {
+		if d := c.staleCacheBackoff.When(key); d > staleCacheMaxDelay {
+			t.Fatalf("retry delay %s exceeds %s", d, staleCacheMaxDelay)
 		}
 	}
 }
