@@ -122,6 +122,10 @@ func testControlPlaneRestarts(t *testing.T) {
 			t.Fatal(err)
 		}
 		cpu0, _ := op.CPUSeconds()
+		kwokCtx, stopKwokRetries := context.WithCancel(ctx)
+		t.Cleanup(stopKwokRetries)
+		kwokTouches := make(chan int, 1)
+		go func() { kwokTouches <- retryKwokStages(kwokCtx, ns) }()
 		down := time.Now()
 		if err := env.cluster.Kill(component); err != nil {
 			t.Fatal(err)
@@ -188,6 +192,8 @@ func testControlPlaneRestarts(t *testing.T) {
 			}
 			resumed = fmt.Sprintf("; acted on an edit and a deletion %s after the server was back", took.Sub(back).Round(time.Millisecond))
 		}
+		stopKwokRetries()
+		resumed += fmt.Sprintf("; %d pods touched for kwok", <-kwokTouches)
 		if !op.Alive() {
 			t.Errorf("the operator exited during the %s outage", component)
 		}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -80,4 +82,71 @@ func growNode(ctx context.Context) error {
 	}
 	_, err = env.kube.CoreV1().Nodes().Patch(ctx, localcluster.NodeName, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
+}
+
+// kwokRetryPeriod is how often retryKwokStages looks for pods kwok left behind. A kubelet
+// syncs each pod's status about every 10s.
+const kwokRetryPeriod = 10 * time.Second
+
+// retryKwokStages stands in, until ctx ends, for the retries a kubelet makes and kwok does
+// not: kwok drops a pod's stage when its patch fails with an error it does not classify as
+// retriable, such as the 500 "rpc error: code = Unavailable ... connection reset by peer"
+// the API server returns while etcd restarts (sigs.k8s.io/kwok v0.8.0
+// pkg/kwok/controllers/utils.go shouldRetry), and tries again only when its pod watch next
+// relists, minutes later. Every kwokRetryPeriod this touches an annotation on each pod in ns
+// that is not finished (not Succeeded or Failed) and either not Ready or being deleted, which
+// gives kwok a watch event and so another try; it does the same for PersistentVolumeClaims
+// still Pending after kwokRetryPeriod, which kwok binds. It returns how many touches it made.
+func retryKwokStages(ctx context.Context, ns string) int {
+	touches := 0
+	ticker := time.NewTicker(kwokRetryPeriod)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return touches
+		case <-ticker.C:
+		}
+		now := time.Now()
+		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"faults.monocle-operator/kwok-retry":%q}}}`, now.Format(time.RFC3339Nano)))
+		if pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+			for i := range pods.Items {
+				if !kwokLeftBehind(&pods.Items[i], now) {
+					continue
+				}
+				if _, err := env.kube.CoreV1().Pods(ns).Patch(ctx, pods.Items[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+					touches++
+				}
+			}
+		}
+		if claims, err := env.kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+			for _, pvc := range claims.Items {
+				if pvc.Status.Phase != corev1.ClaimPending || now.Sub(pvc.CreationTimestamp.Time) <= kwokRetryPeriod {
+					continue
+				}
+				if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, pvc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+					touches++
+				}
+			}
+		}
+	}
+}
+
+// kwokLeftBehind reports whether pod p, at now, waits for kwok: it is scheduled and
+// unfinished, and being deleted or, more than kwokRetryPeriod after its creation, not Ready.
+func kwokLeftBehind(p *corev1.Pod, now time.Time) bool {
+	if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return false
+	}
+	if p.DeletionTimestamp != nil {
+		// kwok deletes a pod as soon as it sees the deletion; the timestamp is in the future
+		// by the grace period, so it tells nothing here.
+		return true
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return false
+		}
+	}
+	return now.Sub(p.CreationTimestamp.Time) > kwokRetryPeriod
 }
