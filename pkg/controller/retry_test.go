@@ -47,14 +47,13 @@ func newStatusServer(t *testing.T, status metav1.Status) *statusServer {
 	return s
 }
 
-// syncAgainst syncs a new Monocle, with an empty cache, writing through real clientsets to
-// host, and returns the sync's error. Real clients are used because the fake ones ignore
-// the request context, which the sync cancels to stop.
-func syncAgainst(t *testing.T, host string) error {
+// controllerAgainst returns a controller whose cache holds the new Monocle default/demo
+// and nothing else, and whose clientsets are real ones writing to host. Real clients are
+// used because the fake ones ignore the request context, which a sync cancels to stop.
+func controllerAgainst(t *testing.T, host string) *Controller {
 	t.Helper()
 	f := newFixture(t)
-	m := newMonocle("demo")
-	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
 	c := f.newController()
 	cfg := &rest.Config{Host: host, QPS: -1}
 	var err error
@@ -65,8 +64,14 @@ func syncAgainst(t *testing.T, host string) error {
 		t.Fatal(err)
 	}
 	c.newKindClients()
+	return c
+}
+
+// syncAgainst syncs default/demo once with controllerAgainst(host) and returns the error.
+func syncAgainst(t *testing.T, host string) error {
+	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	return c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name})
+	return controllerAgainst(t, host).syncHandler(ctx, cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "demo"})
 }
 
 func TestUnavailableServerEndsTheSyncAtItsFirstRequest(t *testing.T) {
@@ -115,17 +120,9 @@ func TestNamespaceBeingDeletedEndsTheSyncWithoutRetry(t *testing.T) {
 func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 	srv := newStatusServer(t, metav1.Status{Code: http.StatusOK})
 	srv.Close()
-	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
-	c := f.newController()
-	cfg := &rest.Config{Host: srv.URL}
-	var err error
-	if c.kubeclientset, err = kubernetes.NewForConfig(cfg); err != nil {
-		t.Fatal(err)
-	}
-	c.newKindClients()
+	c := controllerAgainst(t, srv.URL)
 	_, ctx := ktesting.NewTestContext(t)
-	key := cache.ObjectName{Namespace: "default", Name: "demo"}
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "demo"}
 
 	// Each failure doubles the key's delay, from unavailableBaseDelay.
 	for i := range 3 {
