@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -117,6 +118,21 @@ func TestNamespaceBeingDeletedEndsTheSyncWithoutRetry(t *testing.T) {
 	}
 }
 
+// syncFailing adds key and processes it n times, each sync expected to fail, and checks
+// after each that the key is requeued with a delay rather than at once.
+func syncFailing(ctx context.Context, t *testing.T, c *Controller, key cache.ObjectName, n int) {
+	t.Helper()
+	for i := range n {
+		c.queue.Add(key)
+		if !c.processNextWorkItem(ctx) {
+			t.Fatal("queue shut down")
+		}
+		if got := c.queue.Len(); got != 0 {
+			t.Fatalf("failed sync %d: the key is back at once (queue length %d), want it delayed", i+1, got)
+		}
+	}
+}
+
 func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 	srv := newStatusServer(t, metav1.Status{Code: http.StatusOK})
 	srv.Close()
@@ -125,15 +141,7 @@ func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "demo"}
 
 	// Each failure doubles the key's delay, from unavailableBaseDelay.
-	for i := range 3 {
-		c.queue.Add(key)
-		if !c.processNextWorkItem(ctx) {
-			t.Fatal("queue shut down")
-		}
-		if got := c.queue.Len(); got != 0 {
-			t.Fatalf("failure %d: the key is back at once (queue length %d), want it delayed", i+1, got)
-		}
-	}
+	syncFailing(ctx, t, c, key, 3)
 	if got, want := c.unavailableBackoff.When(key), unavailableBaseDelay<<3; got != want {
 		t.Errorf("after 3 failed syncs the next delay is %s, want %s", got, want)
 	}
@@ -171,15 +179,7 @@ func TestStaleCacheKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
 
-	for i := range 2 {
-		c.queue.Add(key)
-		if !c.processNextWorkItem(ctx) {
-			t.Fatal("queue shut down")
-		}
-		if got := c.queue.Len(); got != 0 {
-			t.Fatalf("conflict %d: the key is back at once (queue length %d), want it delayed", i+1, got)
-		}
-	}
+	syncFailing(ctx, t, c, key, 2)
 	if got, want := c.staleCacheBackoff.When(key), staleCacheBaseDelay<<2; got != want {
 		t.Errorf("after 2 conflicts the next delay is %s, want %s", got, want)
 	}
