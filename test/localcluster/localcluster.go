@@ -525,29 +525,37 @@ func (c *Cluster) startProcessEnv(name string, env []string, args ...string) err
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = c.workDir
 	cmd.Env = append(os.Environ(), env...)
+	p := &process{name: name, logPath: logPath, pidPath: filepath.Join(c.workDir, "pids", name+".pid")}
+	if err := c.launch(cmd, logFile, p, -1); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	c.logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
+	return nil
+}
+
+// launch starts cmd, with its output in logFile, as the process p describes (name and
+// paths): through spawnLocked, then recorded in c.procs at index i, or appended when i is
+// negative. It collects the exit in the background and writes the pid file.
+func (c *Cluster) launch(cmd *exec.Cmd, logFile *os.File, p *process, i int) error {
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	cmd.SysProcAttr = sysProcAttr(c.opts.Detach)
-
 	c.mu.Lock()
 	if err := c.spawnLocked(cmd); err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("starting %s: %w", name, err)
+		return err
 	}
-	p := &process{
-		name:    name,
-		cmd:     cmd,
-		logPath: logPath,
-		pidPath: filepath.Join(c.workDir, "pids", name+".pid"),
-		done:    make(chan struct{}),
+	p.cmd, p.done = cmd, make(chan struct{})
+	if i < 0 {
+		c.procs = append(c.procs, p)
+	} else {
+		c.procs[i] = p
 	}
-	c.procs = append(c.procs, p)
 	c.mu.Unlock()
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
-	c.logf("started %s (pid %d), log %s", name, cmd.Process.Pid, logPath)
 	return os.WriteFile(p.pidPath, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644)
 }
 

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 	"time"
 )
@@ -74,27 +73,12 @@ func (c *Cluster) StartComponent(ctx context.Context, component string) error {
 	cmd := exec.Command(old.cmd.Path, old.cmd.Args[1:]...)
 	cmd.Dir = old.cmd.Dir
 	cmd.Env = old.cmd.Env
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
-	cmd.SysProcAttr = sysProcAttr(c.opts.Detach)
-
-	c.mu.Lock()
-	if err := c.spawnLocked(cmd); err != nil {
-		c.mu.Unlock()
+	// Replaced in place, so that Stop keeps the reverse start order.
+	p := &process{name: component, logPath: old.logPath, pidPath: old.pidPath}
+	if err := c.launch(cmd, logFile, p, i); err != nil {
 		return fmt.Errorf("localcluster: starting %s: %w", component, err)
 	}
-	p := &process{name: component, cmd: cmd, logPath: old.logPath, pidPath: old.pidPath, done: make(chan struct{})}
-	// Replaced in place, so that Stop keeps the reverse start order.
-	c.procs[i] = p
-	c.mu.Unlock()
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
 	c.logf("restarted %s (pid %d)", component, cmd.Process.Pid)
-	if err := os.WriteFile(p.pidPath, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("localcluster: %w", err)
-	}
 	if err := c.waitFor(ctx, component+" healthy after restart", c.healthCheck(component)); err != nil {
 		return fmt.Errorf("localcluster: %w", err)
 	}
