@@ -16,7 +16,6 @@ package e2e
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -77,18 +76,7 @@ var env struct {
 	operator   string // path of the operator binary built from this tree
 }
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	code, err := setUp(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e set-up failed:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, "e2e", setUp) }
 
 func setUp(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)

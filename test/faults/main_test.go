@@ -111,19 +111,7 @@ var env struct {
 	summary     *summary
 }
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		// Nothing here runs without the control plane; the tests skip themselves.
-		os.Exit(m.Run())
-	}
-	code, err := setUp(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "faults set-up failed:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, "faults", setUp) }
 
 func setUp(m *testing.M) (int, error) {
 	// client-go's reflectors log every broken watch; the outages are on purpose.

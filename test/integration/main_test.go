@@ -8,7 +8,6 @@ package integration
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,18 +33,7 @@ var env struct {
 	operatorLog string
 }
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	code, err := setUp(m)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration set-up failed:", err)
-		os.Exit(1)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m, "integration", setUp) }
 
 func setUp(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
