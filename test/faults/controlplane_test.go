@@ -158,12 +158,9 @@ func testControlPlaneRestarts(t *testing.T) {
 			m1.Sum("rest_client_requests_total", `code="5`) - m0.Sum("rest_client_requests_total", `code="5`)
 		rate := requests / outage.Seconds()
 		cpu := (cpu1 - cpu0) / outage.Seconds()
-		// Failed syncs (result error or unavailable), each requeued with backoff.
+		// Failed syncs (see failedSyncs), each requeued with backoff.
 		// workqueue_retries_total also counts the operator's deliberate AddAfter delays, so
 		// it is printed, not bounded.
-		failedSyncs := func(m testkit.Metrics) float64 {
-			return m.Sum("monocle_operator_syncs_total", `result="error"`) + m.Sum("monocle_operator_syncs_total", `result="unavailable"`)
-		}
 		retries := failedSyncs(m1) - failedSyncs(m0)
 		// The backoffs of a failed key start at 5ms (the workqueue's) or 100ms (the
 		// unavailable backoff) and double: a key fails at most about log2(outage/5ms)+1
@@ -275,4 +272,10 @@ func checkWatchesResume(ctx context.Context, ns, edited, deleted string, variant
 		return nil
 	})
 	return time.Now(), err
+}
+
+// failedSyncs is the operator's failed syncs so far: monocle_operator_syncs_total with
+// result error or unavailable.
+func failedSyncs(m testkit.Metrics) float64 {
+	return m.Sum("monocle_operator_syncs_total", `result="error"`) + m.Sum("monocle_operator_syncs_total", `result="unavailable"`)
 }

@@ -92,16 +92,8 @@ func testDeletions(t *testing.T) {
 			ok = false
 			t.Errorf("PVC %s did not survive the deletion of %s: %v", pvc.Name, nm, err)
 		}
-		errorsDuring, errorsAfter, err := syncErrorsAround(ctx, op, before)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if errorsAfter > 0 {
-			ok = false
-			lines, sample := op.errorLines(deletedAt.Add(cleanup))
-			t.Errorf("%s: %.0f failed syncs in the 5s after it was gone (an error loop); %d error log lines, e.g.:\n%s",
-				nm, errorsAfter, lines, strings.Join(sample, "\n"))
-		}
+		errorsDuring, noLoop := checkNoErrorLoop(ctx, t, op, before, deletedAt.Add(cleanup), nm)
+		ok = ok && noLoop
 		if errorsDuring > 0 {
 			_, sample := op.errorLines(deletedAt)
 			t.Logf("%s: %.0f failed syncs while it was deleted:\n%s", nm, errorsDuring, strings.Join(sample, "\n"))
@@ -155,16 +147,8 @@ func testDeletions(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
-		errorsDuring, errorsAfter, err := syncErrorsAround(ctx, op, before)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if errorsAfter > 0 {
-			ok = false
-			lines, sample := op.errorLines(deletedAt.Add(cleanup))
-			t.Errorf("namespace %s: %.0f failed syncs in the 5s after it was gone (an error loop); %d error log lines, e.g.:\n%s",
-				ns, errorsAfter, lines, strings.Join(sample, "\n"))
-		}
+		errorsDuring, noLoop := checkNoErrorLoop(ctx, t, op, before, deletedAt.Add(cleanup), "namespace "+ns)
+		ok = ok && noLoop
 		_, sample := op.errorLines(deletedAt)
 		t.Logf("namespace %s with 3 Monocles and running Jobs %v deleted in %s; %.0f failed syncs meanwhile, e.g.:\n%s",
 			ns, jobs, cleanup.Round(time.Millisecond), errorsDuring, strings.Join(sample, "\n"))
@@ -179,20 +163,28 @@ func testDeletions(t *testing.T) {
 	}
 }
 
-// syncErrorsAround returns the operator's failed syncs since before (metrics scraped
-// before a deletion, called once it completed), and in the 5s that follow.
-func syncErrorsAround(ctx context.Context, op *operator, before testkit.Metrics) (during, after float64, err error) {
+// checkNoErrorLoop waits 5s after gone, the moment what was gone, and fails t when the
+// operator had failed syncs in that window (an error loop). It returns the failed syncs
+// between before (a scrape taken before the deletion) and the start of the window, and
+// whether there were none in it.
+func checkNoErrorLoop(ctx context.Context, t *testing.T, op *operator, before testkit.Metrics, gone time.Time, what string) (during float64, ok bool) {
+	t.Helper()
 	done, err := op.Metrics(ctx)
 	if err != nil {
-		return 0, 0, err
+		t.Fatal(err)
 	}
 	time.Sleep(5 * time.Second)
 	later, err := op.Metrics(ctx)
 	if err != nil {
-		return 0, 0, err
+		t.Fatal(err)
 	}
-	errs := func(m testkit.Metrics) float64 { return m.Sum("monocle_operator_syncs_total", `result="error"`) }
-	return errs(done) - errs(before), errs(later) - errs(done), nil
+	if after := failedSyncs(later) - failedSyncs(done); after > 0 {
+		lines, sample := op.errorLines(gone)
+		t.Errorf("%s: %.0f failed syncs in the 5s after it was gone (an error loop); %d error log lines, e.g.:\n%s",
+			what, after, lines, strings.Join(sample, "\n"))
+		return failedSyncs(done) - failedSyncs(before), false
+	}
+	return failedSyncs(done) - failedSyncs(before), true
 }
 
 // runningJob waits for Monocle ns/name to be Ready, changes its config, and waits for the
