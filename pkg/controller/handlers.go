@@ -38,12 +38,17 @@ const statusSyncDelay = time.Second
 func (c *Controller) handleMonocleUpdate(oldObj, newObj any) {
 	oldM, okOld := oldObj.(*monoclev1alpha1.Monocle)
 	newM, okNew := newObj.(*monoclev1alpha1.Monocle)
-	if okOld && okNew && oldM.ResourceVersion != newM.ResourceVersion && oldM.Generation == newM.Generation &&
+	if okOld && okNew && changed(oldM, newM) && statusOnly(oldM, newM) &&
 		equality.Semantic.DeepEqual(oldM.Annotations, newM.Annotations) {
-		c.queue.AddAfter(cache.MetaObjectToName(newM), statusSyncDelay)
+		c.enqueueMonocleAfter(newM, statusSyncDelay)
 		return
 	}
 	c.enqueueMonocle(newObj)
+}
+
+// enqueueMonocleAfter adds m's key to the queue after delay.
+func (c *Controller) enqueueMonocleAfter(m *monoclev1alpha1.Monocle, delay time.Duration) {
+	c.queue.AddAfter(cache.MetaObjectToName(m), delay)
 }
 
 // handleObjectUpdate enqueues the owner of an updated object, skipping the periodic resyncs
@@ -59,7 +64,7 @@ func (c *Controller) handleObjectUpdate(oldObj, newObj any) {
 	c.enqueueOwner(newObj, 0)
 }
 
-// statusOnly reports whether an update of an object with a generation (a Deployment,
+// statusOnly reports whether an update of an object with a generation (a Monocle, Deployment,
 // StatefulSet, Job or PodDisruptionBudget) left its generation alone, so its spec did not
 // change.
 func statusOnly(oldObj, newObj any) bool {
@@ -99,11 +104,7 @@ func (c *Controller) enqueueOwner(obj any, delay time.Duration) {
 		klog.V(4).InfoS("Ignoring object whose owner is gone", "object", klog.KObj(object), "owner", ref.Name)
 		return
 	}
-	if delay > 0 {
-		c.queue.AddAfter(cache.MetaObjectToName(m), delay)
-		return
-	}
-	c.enqueueMonocle(m)
+	c.enqueueMonocleAfter(m, delay)
 }
 
 // objectMeta returns the object metadata of an informer object or of a deletion tombstone.
@@ -141,7 +142,7 @@ func (c *Controller) handleVolumeClaim(obj any) {
 	}
 	if name := object.GetLabels()[resources.InstanceLabel]; name != "" {
 		if m := c.monocleFor(object.GetNamespace(), name); m != nil {
-			c.queue.AddAfter(cache.MetaObjectToName(m), statusSyncDelay)
+			c.enqueueMonocleAfter(m, statusSyncDelay)
 		}
 	}
 }
