@@ -473,6 +473,48 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 	}
 }
 
+// After an API server restart the Secret informer can lag for minutes: Secrets the API
+// server has but the cache has not seen must keep their keys, not get new ones.
+func TestGeneratedKeysSurviveAStaleCache(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	var cached, uncached []runtime.Object
+	for _, o := range objects {
+		if _, ok := o.(*corev1.Secret); ok {
+			uncached = append(uncached, o)
+		} else {
+			cached = append(cached, o)
+		}
+	}
+	original := find[*corev1.Secret](objects, "demo-api")
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = cached
+	f.uncached = uncached
+	c := f.newController()
+	// Another seed than the one that generated the keys, so that generating them again would
+	// show.
+	c.random = rand.New(rand.NewSource(2))
+	_, ctx := ktesting.NewTestContext(t)
+	if err := c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name}); err != nil {
+		t.Logf("sync returned: %v", err)
+	}
+	kubeWrites := writes(f.kubeclient.Actions())
+	for _, a := range kubeWrites {
+		s, ok := a.(core.UpdateAction).GetObject().(*corev1.Secret)
+		if !ok {
+			continue
+		}
+		for _, k := range resources.GeneratedKeys {
+			if string(s.Data[k]) != string(original.Data[k]) {
+				t.Errorf("%s %s: %s was replaced although the API server had it", a.GetVerb(), s.Name, k)
+			}
+		}
+	}
+	// The creates fail with AlreadyExists and carry the keys the API server has; nothing is
+	// updated.
+	expectActions(t, kubeWrites, "create secrets demo-api-keys", "create secrets demo-api")
+}
+
 func TestOwnedObjectEnqueuesOwner(t *testing.T) {
 	m := newMonocle("demo")
 	f := newFixture(t)

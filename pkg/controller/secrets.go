@@ -213,29 +213,83 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 // "<name>-api-keys". A key keeps the valid value (at least resources.KeyLength characters) the
 // Secret holds, whoever last wrote it, so editing "<name>-api" rotates a key; a key removed
 // from "<name>-api" comes back with its value from the copy, and the other way round. Only a
-// key both have lost is generated anew with crypto/rand, with a Warning event when the Monocle
-// had keys before (its pods' logins and crawler keys change).
+// key both have lost, as the API server says (the cache alone is not trusted for that), is
+// generated anew with crypto/rand, with a Warning event when the Monocle had keys before (its
+// pods' logins and crawler keys change).
 func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*corev1.Secret, error) {
 	cached := func(name string) (*corev1.Secret, error) {
 		s, err := c.secretsLister.Secrets(m.Namespace).Get(name)
-		if apierrors.IsNotFound(err) || (err == nil && !isControlledBy(s, m)) {
-			return nil, nil
-		}
-		if err != nil {
+		if err != nil && !apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
 		}
-		return s, nil
+		return controlledSecret(s, err, m), nil
 	}
-	primary, err := cached(resources.SecretName(m))
+	primary, backup, err := keySecrets(m, cached)
 	if err != nil {
 		return nil, err
 	}
-	backup, err := cached(resources.KeysBackupName(m))
-	if err != nil {
+	keys, missing := keysFrom(primary, backup)
+	if len(missing) > 0 {
+		// Keys are generated only when neither Secret holds them, and the cache may be
+		// behind the API server (after a restart an informer can lag for minutes): ask the
+		// API server before generating, so that no existing key is ever replaced.
+		live := func(name string) (*corev1.Secret, error) {
+			s, err := c.secrets.read(ctx, m.Namespace, name)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading Secret %s: %w", name, err)
+			}
+			return controlledSecret(s, err, m), nil
+		}
+		if primary, backup, err = keySecrets(m, live); err != nil {
+			return nil, err
+		}
+		keys, missing = keysFrom(primary, backup)
+	}
+	for _, k := range missing {
+		v, err := resources.NewKey(c.random)
+		if err != nil {
+			return nil, fmt.Errorf("generating %s: %w", k, err)
+		}
+		keys[k] = []byte(v)
+	}
+	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
 		return nil, err
 	}
-	keys := make(map[string][]byte, len(resources.GeneratedKeys))
-	var regenerated []string
+	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
+	hadKeys := primary != nil || backup != nil || m.Status.ObservedGeneration > 0
+	if err == nil && len(missing) > 0 && hadKeys {
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
+			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
+			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(missing, ", "))
+	}
+	return secret, err
+}
+
+// controlledSecret is s when the read that returned s and err found it and m controls it,
+// else nil.
+func controlledSecret(s *corev1.Secret, err error, m *monoclev1alpha1.Monocle) *corev1.Secret {
+	if err != nil || s == nil || !isControlledBy(s, m) {
+		return nil
+	}
+	return s
+}
+
+// keySecrets reads m's Secret and its keys' backup Secret with read, which returns nil for a
+// Secret that is missing or that m does not control.
+func keySecrets(m *monoclev1alpha1.Monocle, read func(name string) (*corev1.Secret, error)) (primary, backup *corev1.Secret, err error) {
+	if primary, err = read(resources.SecretName(m)); err != nil {
+		return nil, nil, err
+	}
+	if backup, err = read(resources.KeysBackupName(m)); err != nil {
+		return nil, nil, err
+	}
+	return primary, backup, nil
+}
+
+// keysFrom takes each generated key from primary, else from backup (either may be nil), and
+// returns them with the names of the keys neither holds a valid value for.
+func keysFrom(primary, backup *corev1.Secret) (keys map[string][]byte, missing []string) {
+	keys = make(map[string][]byte, len(resources.GeneratedKeys))
 	for _, k := range resources.GeneratedKeys {
 		switch {
 		case primary != nil && resources.ValidKey(primary.Data[k]):
@@ -243,23 +297,8 @@ func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocl
 		case backup != nil && resources.ValidKey(backup.Data[k]):
 			keys[k] = backup.Data[k]
 		default:
-			v, err := resources.NewKey(c.random)
-			if err != nil {
-				return nil, fmt.Errorf("generating %s: %w", k, err)
-			}
-			keys[k] = []byte(v)
-			regenerated = append(regenerated, k)
+			missing = append(missing, k)
 		}
 	}
-	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
-		return nil, err
-	}
-	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
-	hadKeys := primary != nil || backup != nil || m.Status.ObservedGeneration > 0
-	if err == nil && len(regenerated) > 0 && hadKeys {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
-			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
-			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(regenerated, ", "))
-	}
-	return secret, err
+	return keys, missing
 }
