@@ -21,6 +21,7 @@ import (
 const (
 	ReasonConfigAccepted       = "ConfigAccepted"
 	ReasonInvalidConfig        = "InvalidConfig"
+	ReasonConfigMapUnavailable = "ConfigMapUnavailable"
 	ReasonIdentsUpToDate       = "UpToDate"
 	ReasonUpdateIdentsPending  = "UpdateIdentsPending"
 	ReasonUpdateIdentsRunning  = "UpdateIdentsRunning"
@@ -30,39 +31,108 @@ const (
 
 // configState is the config.yaml a sync works with.
 type configState struct {
-	// config is what the pods are to run: spec.config when valid, else the last valid config
-	// (from the ConfigMap), else "" when there is none yet.
+	// config is what the pods are to run: the config of its source when valid, else (for
+	// spec.config) the last valid config held by the ConfigMap, else "" when there is none.
 	config string
 	// parsed is config parsed, nil when config is "".
 	parsed *monocleconfig.Config
-	// valid is false when spec.config was refused.
+	// valid is false when the config of the source was refused.
 	valid bool
+	// source says where config comes from.
+	source monoclev1alpha1.ConfigSource
 	// condition is ConfigValid.
 	condition metav1.Condition
 }
 
-// resolveConfig validates spec.config. An invalid config is reported and the last valid one,
-// held by the ConfigMap, stays in use: the running Monocle is never handed a config it would
-// refuse.
-func (c *Controller) resolveConfig(m *monoclev1alpha1.Monocle) configState {
-	want := resources.Config(m)
-	parsed, err := monocleconfig.Parse(want)
-	if err == nil {
-		return configState{config: want, parsed: parsed, valid: true, condition: metav1.Condition{
-			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
-			Message: fmt.Sprintf("config.yaml defines %d workspace(s)", len(parsed.Workspaces)),
-		}}
+// ensureConfig keeps the ConfigMap "<name>-api" holding config.yaml and returns the config the
+// pods are to run. With spec.config set, the operator writes it there (ensureSpecConfig);
+// without, the ConfigMap belongs to the user, as with the earlier operator
+// (ensureUserConfig). Either way an invalid config is reported in ConfigValid and never
+// rolled out.
+func (c *Controller) ensureConfig(ctx context.Context, m *monoclev1alpha1.Monocle) (configState, error) {
+	if m.Spec.Config == "" {
+		return c.ensureUserConfig(ctx, m)
 	}
-	st := configState{condition: metav1.Condition{
-		Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
-		Message: truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
-	}}
-	if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
-		if last, err := monocleconfig.Parse(live.Data[resources.ConfigKey]); err == nil {
-			st.config, st.parsed = live.Data[resources.ConfigKey], last
+	return c.ensureSpecConfig(ctx, m)
+}
+
+// ensureSpecConfig validates spec.config and writes it into the ConfigMap. An invalid config
+// is reported and the last valid one, held by the ConfigMap, stays in use: the running Monocle
+// is never handed a config it would refuse. When spec.config replaces a config the user kept
+// in the ConfigMap (the previous source was the ConfigMap, or an adopted earlier Monocle's),
+// that config is kept under resources.ReplacedConfigKey.
+func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Monocle) (configState, error) {
+	st := configState{source: monoclev1alpha1.ConfigFromSpec}
+	want := m.Spec.Config
+	if parsed, err := monocleconfig.Parse(want); err == nil {
+		st.config, st.parsed, st.valid = want, parsed, true
+		st.condition = metav1.Condition{
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
+			Message: fmt.Sprintf("spec.config defines %d workspace(s)", len(parsed.Workspaces)),
+		}
+	} else {
+		st.condition = metav1.Condition{
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
+			Message: truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
+		}
+		if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
+			if last, err := monocleconfig.Parse(live.Data[resources.ConfigKey]); err == nil {
+				st.config, st.parsed = live.Data[resources.ConfigKey], last
+			}
 		}
 	}
-	return st
+	if st.config == "" {
+		return st, nil
+	}
+	k := c.configMaps
+	if m.Status.ConfigSource != monoclev1alpha1.ConfigFromSpec {
+		k.merge = func(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
+			out := mergeConfigMap(desired, live)
+			if replaced := live.Data[resources.ConfigKey]; replaced != "" && replaced != desired.Data[resources.ConfigKey] {
+				out.Data[resources.ReplacedConfigKey] = replaced
+			}
+			return out
+		}
+	}
+	if _, err := ensure(ctx, c, m, k, resources.NewConfigMap(m, st.config)); err != nil {
+		st.config, st.parsed = "", nil
+		return st, err
+	}
+	return st, nil
+}
+
+// ensureUserConfig returns the config.yaml of the ConfigMap "<name>-api", which belongs to the
+// user while spec.config is unset: it is created with resources.DefaultConfig when missing,
+// labelled when adopted, and its data is never written. A config Monocle would refuse is
+// reported and not rolled out; the running pods keep the config they started with (Monocle
+// up to 1.11.2 does not reload a ConfigMap volume), and a pod that restarts meanwhile reads
+// the ConfigMap as it is.
+func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Monocle) (configState, error) {
+	st := configState{source: monoclev1alpha1.ConfigFromConfigMap}
+	name := resources.ConfigMapName(m)
+	cm, err := ensure(ctx, c, m, c.userConfigMaps, resources.NewConfigMap(m, resources.DefaultConfig))
+	if err != nil {
+		st.condition = metav1.Condition{
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionUnknown, Reason: ReasonConfigMapUnavailable,
+			Message: fmt.Sprintf("spec.config is unset and ConfigMap %s, which then holds config.yaml, cannot be read or created", name),
+		}
+		return st, err
+	}
+	parsed, err := monocleconfig.Parse(cm.Data[resources.ConfigKey])
+	if err != nil {
+		st.condition = metav1.Condition{
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
+			Message: truncate(fmt.Sprintf("ConfigMap %s does not hold a valid Monocle config.yaml; the API and crawler are not restarted until it does (a pod that restarts meanwhile reads it): %v",
+				name, err)),
+		}
+		return st, nil
+	}
+	st.config, st.parsed, st.valid = cm.Data[resources.ConfigKey], parsed, true
+	st.condition = metav1.Condition{
+		Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
+		Message: fmt.Sprintf("spec.config is unset; config.yaml of ConfigMap %s defines %d workspace(s)", name, len(parsed.Workspaces)),
+	}
+	return st, nil
 }
 
 // ensureUpdateIdents runs `monocle janitor update-idents` once for each config that replaces

@@ -76,12 +76,15 @@ type Controller struct {
 	// resourceVersion, so an unchanged Secret is not read again.
 	userSecrets *userSecretCache
 
-	secrets      kindClient[*corev1.Secret]
-	configMaps   kindClient[*corev1.ConfigMap]
-	services     kindClient[*corev1.Service]
-	deployments  kindClient[*appsv1.Deployment]
-	statefulSets kindClient[*appsv1.StatefulSet]
-	pdbs         kindClient[*policyv1.PodDisruptionBudget]
+	secrets    kindClient[*corev1.Secret]
+	configMaps kindClient[*corev1.ConfigMap]
+	// userConfigMaps is configMaps for the ConfigMap that belongs to the user while
+	// spec.config is unset: it never writes the data.
+	userConfigMaps kindClient[*corev1.ConfigMap]
+	services       kindClient[*corev1.Service]
+	deployments    kindClient[*appsv1.Deployment]
+	statefulSets   kindClient[*appsv1.StatefulSet]
+	pdbs           kindClient[*policyv1.PodDisruptionBudget]
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.

@@ -176,6 +176,8 @@ func describe(actions []core.Action) []string {
 			name = a.GetObject().(metav1.Object).GetName()
 		case core.UpdateAction:
 			name = a.GetObject().(metav1.Object).GetName()
+		case core.DeleteAction:
+			name = a.GetName()
 		}
 		s := fmt.Sprintf("%s %s %s", a.GetVerb(), a.GetResource().Resource, name)
 		if a.GetSubresource() != "" {
@@ -271,7 +273,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	}
 	secret := find[*corev1.Secret](objects, "demo-api")
 	for _, k := range resources.GeneratedKeys {
-		if !resources.ValidKey(secret.Data[k]) {
+		if !resources.ValidKey(k, secret.Data[k]) {
 			t.Errorf("generated %s = %q is not a valid key", k, secret.Data[k])
 		}
 	}
@@ -283,7 +285,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	if got := find[*appsv1.Deployment](objects, "demo-api"); !equality.Semantic.DeepEqual(got, wantAPI) {
 		t.Errorf("API Deployment differs from the builder's:\n got: %+v\nwant: %+v", got, wantAPI)
 	}
-	if got := find[*appsv1.StatefulSet](objects, "demo-elastic"); !equality.Semantic.DeepEqual(got, resources.NewElasticStatefulSet(m)) {
+	if got := find[*appsv1.StatefulSet](objects, "demo-elastic"); !equality.Semantic.DeepEqual(got, resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)) {
 		t.Error("Elasticsearch StatefulSet differs from the builder's")
 	}
 	for _, o := range objects {
@@ -340,7 +342,10 @@ func TestSecondSyncMakesNoCalls(t *testing.T) {
 }
 
 func TestDriftIsCorrected(t *testing.T) {
-	m, objects := converged(t, newMonocle("demo"))
+	// With spec.config set, the ConfigMap is the operator's: an edit there is drift.
+	withConfig := newMonocle("demo")
+	withConfig.Spec.Config = resources.DefaultConfig
+	m, objects := converged(t, withConfig)
 	api := find[*appsv1.Deployment](objects, "demo-api")
 	api.Spec.Replicas = ptr.To[int32](0)
 	svc := find[*corev1.Service](objects, "demo-api")
@@ -421,15 +426,27 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 	m, objects := converged(t, newMonocle("demo"))
 	secret := find[*corev1.Secret](objects, "demo-api")
 	original := secret.DeepCopy()
-	// Another client adds a key and a label: nothing of ours changed.
-	secret.Data["EXTRA"] = []byte("theirs")
+	// Another client adds a label: nothing of ours changed.
 	secret.Labels["backup"] = "yes"
-
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	kubeWrites, _ := f.run()
 	expectActions(t, kubeWrites)
+
+	// A user adds a token, as the earlier operator's README says: it is kept, and the API and
+	// crawler, which load the Secret with envFrom, roll to read it.
+	secret.Data["EXTRA"] = []byte("theirs")
+	_, kubeWrites, _ = resync(t, m, objects)
+	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler")
+	for _, a := range kubeWrites {
+		rolled := a.(core.UpdateAction).GetObject().(*appsv1.Deployment)
+		live := find[*appsv1.Deployment](objects, rolled.Name)
+		if rolled.Spec.Template.Annotations[resources.SecretHashAnnotation] == live.Spec.Template.Annotations[resources.SecretHashAnnotation] {
+			t.Errorf("Deployment %s: the secret hash did not change", rolled.Name)
+		}
+		live.Spec.Template, live.Annotations = rolled.Spec.Template, rolled.Annotations
+	}
 
 	// Another client removes a generated key: it comes back with its original value from the
 	// copy, nothing rolls, and the other client's key stays.
@@ -457,7 +474,7 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 			if string(s.Data[resources.CrawlersAPIKeyKey]) != string(original.Data[resources.CrawlersAPIKeyKey]) {
 				t.Errorf("%s: CRAWLERS_API_KEY was regenerated", s.Name)
 			}
-			if !resources.ValidKey(s.Data[resources.JWKGenKeyKey]) || string(s.Data[resources.JWKGenKeyKey]) == string(original.Data[resources.JWKGenKeyKey]) {
+			if !resources.ValidKey(resources.JWKGenKeyKey, s.Data[resources.JWKGenKeyKey]) || string(s.Data[resources.JWKGenKeyKey]) == string(original.Data[resources.JWKGenKeyKey]) {
 				t.Errorf("%s: MONOCLE_JWK_GEN_KEY was not generated anew", s.Name)
 			}
 		}

@@ -268,7 +268,7 @@ func TestAPIDisruptionBudgetFollowsReplicas(t *testing.T) {
 	one := m.DeepCopy()
 	one.Spec.API.Replicas = ptr.To[int32](1)
 	_, writes, _ := resync(t, one, objects)
-	expectActions(t, writes, "update deployments demo-api", "delete poddisruptionbudgets ")
+	expectActions(t, writes, "update deployments demo-api", "delete poddisruptionbudgets demo-api")
 }
 
 func TestPausedMonocleIsLeftAlone(t *testing.T) {

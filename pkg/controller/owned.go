@@ -175,15 +175,13 @@ func (c *Controller) newKindClients() {
 		update: func(ctx context.Context, o *corev1.ConfigMap) (*corev1.ConfigMap, error) {
 			return core.ConfigMaps(o.Namespace).Update(ctx, o, update)
 		},
-		drifted: func(desired, live *corev1.ConfigMap) bool {
-			return !equality.Semantic.DeepEqual(desired.Data, live.Data) || len(live.BinaryData) > 0
-		},
-		merge: func(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
-			out := live.DeepCopy()
-			out.Data, out.BinaryData = desired.Data, nil
-			return out
-		},
+		drifted: configMapDrifted,
+		merge:   mergeConfigMap,
 	}
+	// The user's ConfigMap (spec.config unset): created when missing, its data never written.
+	c.userConfigMaps = c.configMaps
+	c.userConfigMaps.drifted = func(_, _ *corev1.ConfigMap) bool { return false }
+	c.userConfigMaps.merge = func(_, live *corev1.ConfigMap) *corev1.ConfigMap { return live.DeepCopy() }
 	c.services = kindClient[*corev1.Service]{
 		kind: "Service",
 		get:  func(ns, name string) (*corev1.Service, error) { return c.servicesLister.Services(ns).Get(name) },
@@ -280,6 +278,23 @@ func mergeSecret(desired, live *corev1.Secret) *corev1.Secret {
 	for k, v := range desired.Data {
 		out.Data[k] = v
 	}
+	return out
+}
+
+// configMapDrifted reports whether config.yaml differs; keys others add are kept.
+func configMapDrifted(desired, live *corev1.ConfigMap) bool {
+	_, binary := live.BinaryData[resources.ConfigKey]
+	return binary || live.Data[resources.ConfigKey] != desired.Data[resources.ConfigKey]
+}
+
+// mergeConfigMap writes config.yaml into a copy of live.
+func mergeConfigMap(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
+	out := live.DeepCopy()
+	if out.Data == nil {
+		out.Data = map[string]string{}
+	}
+	out.Data[resources.ConfigKey] = desired.Data[resources.ConfigKey]
+	delete(out.BinaryData, resources.ConfigKey)
 	return out
 }
 

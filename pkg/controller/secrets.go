@@ -39,20 +39,29 @@ func indexBySecretRef(obj any) ([]string, error) {
 }
 
 // stripSecretMetadata keeps only what the controller reads of a Secret's metadata (its name,
-// namespace, UID and resourceVersion), so the metadata cache of every Secret in the cluster
-// stays small: no labels, annotations or managed fields.
+// namespace, UID and resourceVersion; resources.ManagedByLabel and a Monocle controller
+// reference, which tell an earlier operator's Secret awaiting adoption), so the metadata
+// cache of every Secret in the cluster stays small: no other labels, no annotations or
+// managed fields.
 func stripSecretMetadata(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	return &metav1.PartialObjectMetadata{
+	out := &metav1.PartialObjectMetadata{
 		TypeMeta: m.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{
 			Name: m.Name, Namespace: m.Namespace, UID: m.UID,
 			ResourceVersion: m.ResourceVersion, DeletionTimestamp: m.DeletionTimestamp,
 		},
-	}, nil
+	}
+	if v, ok := m.Labels[resources.ManagedByLabel]; ok {
+		out.Labels = map[string]string{resources.ManagedByLabel: v}
+	}
+	if ref := metav1.GetControllerOf(m); ref != nil && isMonocleRef(*ref) {
+		out.OwnerReferences = []metav1.OwnerReference{*ref}
+	}
+	return out, nil
 }
 
 // handleSecretMetadata enqueues the Monocles whose secretRef names the Secret.
@@ -154,10 +163,12 @@ func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Mono
 	return &e, nil
 }
 
-// checkSecrets reads the user Secret and checks that it provides every token variable the
-// config names, and any crawlers_api_key variable other than the generated CRAWLERS_API_KEY. It returns the user Secret's data hash ("" without secretRef) and the
+// checkSecrets checks that the pods get every token variable the config names, and any
+// crawlers_api_key variable other than the generated CRAWLERS_API_KEY, from the Secret
+// "<name>-api" (apiSecret, whose keys users add, as with the earlier operator) or the Secret
+// spec.secretRef names. It returns the latter's data hash ("" without secretRef) and the
 // SecretsReady condition; when that is False the API and crawler must not be rolled.
-func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) (string, metav1.Condition, error) {
+func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config, apiSecret *corev1.Secret) (string, metav1.Condition, error) {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}
 	var wanted []string
 	if cfg != nil {
@@ -171,14 +182,27 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 		}
 		sort.Strings(wanted)
 	}
+	provided := func(keys map[string]bool) []string {
+		var missing []string
+		for _, v := range wanted {
+			if _, ok := apiSecret.Data[v]; apiSecret != nil && ok {
+				continue
+			}
+			if !keys[v] {
+				missing = append(missing, v)
+			}
+		}
+		return missing
+	}
+	apiName := resources.SecretName(m)
 	if m.Spec.SecretRef == nil {
-		if len(wanted) > 0 {
+		if missing := provided(nil); len(missing) > 0 {
 			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
-			cond.Message = fmt.Sprintf("config.yaml names the token variables %s but spec.secretRef names no Secret to provide them",
-				strings.Join(wanted, ", "))
+			cond.Message = fmt.Sprintf("config.yaml names the token variables %s that Secret %s does not hold and spec.secretRef names no Secret to provide them",
+				strings.Join(missing, ", "), apiName)
 			return "", cond, nil
 		}
-		cond.Message = "No Secret is referenced and config.yaml names no token variable"
+		cond.Message = fmt.Sprintf("Secret %s holds every token variable config.yaml names", apiName)
 		return "", cond, nil
 	}
 	secretName := m.Spec.SecretRef.Name
@@ -192,26 +216,20 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 			secretName, m.Namespace)
 		return "", cond, nil
 	}
-	var missing []string
-	for _, v := range wanted {
-		if !secret.keys[v] {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
-		sort.Strings(missing)
+	if missing := provided(secret.keys); len(missing) > 0 {
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
-		cond.Message = fmt.Sprintf("config.yaml names the token variables %s that Secret %s does not provide; the API and crawler are not rolled until it does",
-			strings.Join(missing, ", "), secretName)
+		cond.Message = fmt.Sprintf("config.yaml names the token variables %s that neither Secret %s nor %s provides; the API and crawler are not rolled until one does",
+			strings.Join(missing, ", "), secretName, apiName)
 		return "", cond, nil
 	}
-	cond.Message = fmt.Sprintf("Secret %s provides every token variable config.yaml names", secretName)
+	cond.Message = fmt.Sprintf("Secrets %s and %s provide every token variable config.yaml names", secretName, apiName)
 	return secret.dataHash, cond, nil
 }
 
 // ensureSecret keeps the Secret "<name>-api" holding the generated keys, and its copy
-// "<name>-api-keys". A key keeps the valid value (at least resources.KeyLength characters) the
-// Secret holds, whoever last wrote it, so editing "<name>-api" rotates a key; a key removed
+// "<name>-api-keys". A key keeps the valid value (resources.ValidKey) the Secret holds,
+// whoever last wrote it (a user, or the earlier operator, whose CRAWLERS_API_KEY has 24
+// characters), so editing "<name>-api" rotates a key; a key removed
 // from "<name>-api" comes back with its value from the copy, and the other way round. Only a
 // key both have lost, as the API server says (the cache alone is not trusted for that), is
 // generated anew with crypto/rand, with a Warning event when the Monocle had keys before (its
@@ -256,7 +274,9 @@ func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocl
 		return nil, err
 	}
 	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
-	hadKeys := primary != nil || backup != nil || m.Status.ObservedGeneration > 0
+	// An adopted Secret made by the earlier operator lacks MONOCLE_JWK_GEN_KEY, and has no
+	// copy yet: generating it then is part of the adoption, not a loss.
+	hadKeys := backup != nil || m.Status.ObservedGeneration > 0
 	if err == nil && len(missing) > 0 && hadKeys {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
 			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
@@ -292,9 +312,9 @@ func keysFrom(primary, backup *corev1.Secret) (keys map[string][]byte, missing [
 	keys = make(map[string][]byte, len(resources.GeneratedKeys))
 	for _, k := range resources.GeneratedKeys {
 		switch {
-		case primary != nil && resources.ValidKey(primary.Data[k]):
+		case primary != nil && resources.ValidKey(k, primary.Data[k]):
 			keys[k] = primary.Data[k]
-		case backup != nil && resources.ValidKey(backup.Data[k]):
+		case backup != nil && resources.ValidKey(k, backup.Data[k]):
 			keys[k] = backup.Data[k]
 		default:
 			missing = append(missing, k)

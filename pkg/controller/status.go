@@ -89,6 +89,9 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	if obs.configHash != "" {
 		status.ConfigHash = obs.configHash
 	}
+	if obs.configSource != "" {
+		status.ConfigSource = obs.configSource
+	}
 	status.UpdateIdents = obs.updateIdents.DeepCopy()
 	status.Elasticsearch = statefulSetStatus(obs.elastic)
 	status.API = deploymentStatus(obs.api)

@@ -28,11 +28,13 @@ const (
 // refused in the StorageReady condition; nothing is ever deleted to apply it. The StatefulSet's
 // volume claim template is immutable and keeps the size it was created with; the PVC is what
 // counts.
-func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle) (metav1.Condition, error) {
+//
+// volume is the StatefulSet's volume claim template name (see resources.ElasticPVCName).
+func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle, volume string) (metav1.Condition, error) {
 	// One message whether the PVC exists yet or not, so its creation changes no status.
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonStorageAsRequested,
 		Message: "No storage change is pending"}
-	name := resources.ElasticPVCName(m)
+	name := resources.ElasticPVCName(m, volume)
 	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
 	if apierrors.IsNotFound(err) {
 		return cond, nil

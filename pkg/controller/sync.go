@@ -29,10 +29,12 @@ type observed struct {
 	crawler *appsv1.Deployment
 	// configHash is the hash of the config.yaml in the ConfigMap.
 	configHash string
+	// configSource is where config.yaml came from.
+	configSource monoclev1alpha1.ConfigSource
 	// updateIdents is the last update-idents Job.
 	updateIdents *monoclev1alpha1.MaintenanceJobStatus
 	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
-	// IdentsUpdated, Paused).
+	// IdentsUpdated, Paused, Adopted).
 	conditions []metav1.Condition
 }
 
@@ -79,32 +81,56 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	var obs observed
 
+	// An earlier operator's objects are adopted before ensureSecret labels the Secret that
+	// tells them apart (see adopt.go).
+	// The sync goes no further when that fails, so the Secret stays unlabelled and the
+	// next sync adopts again.
+	var adopted adoption
+	if c.earlierSecretPresent(m) {
+		var err error
+		if adopted, err = c.adoptEarlierObjects(ctx, m); err != nil {
+			if serverUnavailable(err) {
+				return &unavailableError{err}
+			}
+			c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
+			return err
+		}
+	}
+
 	secret, err := c.ensureSecret(ctx, m)
 	keep(err)
 
-	cfg := c.resolveConfig(m)
+	cfg, err := c.ensureConfig(ctx, m)
+	keep(err)
 	obs.conditions = append(obs.conditions, cfg.condition)
-	configReady := false
-	if cfg.config != "" {
-		_, err := ensure(ctx, c, m, c.configMaps, resources.NewConfigMap(m, cfg.config))
-		keep(err)
-		configReady = err == nil
+	obs.configSource = cfg.source
+	configReady := cfg.config != ""
+	if configReady {
 		obs.configHash = resources.ConfigHash(cfg.config)
 	}
 
-	userSecretHash, secretsCond, err := c.checkSecrets(ctx, m, cfg.parsed)
+	userSecretHash, secretsCond, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
 	keep(err)
 	obs.conditions = append(obs.conditions, secretsCond)
 
-	_, err = ensure(ctx, c, m, c.services, resources.NewElasticService(m))
+	// A Service is switched from the earlier operator's selector once its component serves
+	// from pods with the instance's labels (serviceClient); the workloads are read from the
+	// cache, as the previous sync left them.
+	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+	_, err = ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
 	keep(err)
-	obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m))
+	volume := c.elasticVolume(m, adopted)
+	obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
 	keep(err)
-	storageCond, err := c.ensureStorage(ctx, m)
+	if cond := adoptedCondition(m, volume); cond != nil {
+		obs.conditions = append(obs.conditions, *cond)
+	}
+	storageCond, err := c.ensureStorage(ctx, m, volume)
 	keep(err)
 	obs.conditions = append(obs.conditions, storageCond)
 
-	_, err = ensure(ctx, c, m, c.services, resources.NewAPIService(m))
+	cachedAPI, _ := c.observeDeployments(m)
+	_, err = ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
 	keep(err)
 	// The API and the crawler need the generated keys, a config and the user's tokens: until
 	// all are there they are neither created nor rolled, and keep running what they run.

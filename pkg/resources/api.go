@@ -23,16 +23,12 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 		env = append(env, corev1.EnvVar{Name: "MONOCLE_WEBAPP_TITLE", Value: m.Spec.API.Title})
 	}
 	env = append(env, secretKeyEnv(SecretName(m), CrawlersAPIKeyKey), secretKeyEnv(SecretName(m), JWKGenKeyKey))
-	var envFrom []corev1.EnvFromSource
-	if m.Spec.SecretRef != nil {
-		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
-	}
 	container := corev1.Container{
 		Name:    ComponentAPI,
 		Image:   APIImage(m),
 		Command: []string{"monocle", "api"},
 		Env:     env,
-		EnvFrom: envFrom,
+		EnvFrom: monocleEnvFrom(m),
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: APIPort, Protocol: corev1.ProtocolTCP},
 		},
@@ -53,6 +49,22 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 // NewAPIService builds the ClusterIP Service "<name>-api" on port 8080 in front of the API.
 func NewAPIService(m *monoclev1alpha1.Monocle) *corev1.Service {
 	return newService(m, APIName(m), ComponentAPI, "http", APIPort)
+}
+
+// EarlierSelector is the selector the earlier operator (change-metrics/monocle-operator
+// v0.0.2) gave the workloads and Services of a component: {app: monocle, tier: <component>}.
+// It names no instance, so two such Monocles in a namespace shared their Services' pods.
+func EarlierSelector(component string) map[string]string {
+	return map[string]string{"app": "monocle", "tier": component}
+}
+
+// WithSelector returns a copy of the Service s selecting selector, with its spec hash
+// stamped anew.
+func WithSelector(s *corev1.Service, selector map[string]string) *corev1.Service {
+	out := s.DeepCopy()
+	out.Spec.Selector = selector
+	setSpecHash(&out.ObjectMeta, out.Spec)
+	return out
 }
 
 // newService builds a ClusterIP Service for one component, with one TCP port whose target is

@@ -21,16 +21,12 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		{Name: "MONOCLE_PUBLIC_URL", Value: fmt.Sprintf("http://%s:%d", APIName(m), APIPort)},
 		secretKeyEnv(SecretName(m), CrawlersAPIKeyKey),
 	}
-	var envFrom []corev1.EnvFromSource
-	if m.Spec.SecretRef != nil {
-		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
-	}
 	container := corev1.Container{
 		Name:    ComponentCrawler,
 		Image:   CrawlerImage(m),
 		Command: []string{"monocle", "crawler"},
 		Env:     env,
-		EnvFrom: envFrom,
+		EnvFrom: monocleEnvFrom(m),
 		Ports: []corev1.ContainerPort{
 			{Name: "monitoring", ContainerPort: CrawlerPort, Protocol: corev1.ProtocolTCP},
 		},

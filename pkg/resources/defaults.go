@@ -44,6 +44,11 @@ const ConfigPath = ConfigDir + "/config.yaml"
 // ConfigKey is the ConfigMap key holding config.yaml.
 const ConfigKey = "config.yaml"
 
+// ReplacedConfigKey is the ConfigMap key where the operator keeps the user's config.yaml that
+// spec.config replaced (when spec.config is set on a Monocle whose config was edited in the
+// ConfigMap), so that setting spec.config never loses a config. Monocle reads only ConfigKey.
+const ReplacedConfigKey = "config.yaml.replaced"
+
 // MonocleImage returns the image of a Monocle component: its override, else spec.image, else
 // DefaultMonocleImage.
 func MonocleImage(m *monoclev1alpha1.Monocle, override string) string {

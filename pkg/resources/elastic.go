@@ -9,9 +9,17 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
-// ElasticDataVolume is the name of the Elasticsearch volume claim template; the PVC of
-// Monocle "x" is "data-x-elastic-0".
+// ElasticDataVolume is the name of the Elasticsearch volume claim template of the
+// StatefulSets this operator creates; the PVC of Monocle "x" is "data-x-elastic-0".
 const ElasticDataVolume = "data"
+
+// EarlierElasticDataVolume is the volume claim template name of the Elasticsearch StatefulSet
+// the earlier operator (change-metrics/monocle-operator v0.0.2) made: "<name>-elastic-data-volume",
+// so its PVC is "<name>-elastic-data-volume-<name>-elastic-0". An adopted StatefulSet keeps it:
+// volume claim templates are immutable, and the PVC holding the index is named after it.
+func EarlierElasticDataVolume(m *monoclev1alpha1.Monocle) string {
+	return ElasticName(m) + "-data-volume"
+}
 
 // elasticUID is the uid and gid the Elasticsearch 7.17 image drops to. Setting it lets the pod
 // run with runAsNonRoot; fsGroup makes the data volume writable.
@@ -23,16 +31,19 @@ func NewElasticService(m *monoclev1alpha1.Monocle) *corev1.Service {
 	return newService(m, ElasticName(m), ComponentElastic, "http", ElasticPort)
 }
 
-// ElasticPVCName is the name of the PVC the StatefulSet creates for Monocle m.
-func ElasticPVCName(m *monoclev1alpha1.Monocle) string {
-	return ElasticDataVolume + "-" + ElasticName(m) + "-0"
+// ElasticPVCName is the name of the PVC the StatefulSet of Monocle m creates from its volume
+// claim template named volume (ElasticDataVolume, or EarlierElasticDataVolume for an adopted
+// StatefulSet): "<volume>-<name>-elastic-0".
+func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
+	return volume + "-" + ElasticName(m) + "-0"
 }
 
 // NewElasticStatefulSet builds the single-node Elasticsearch StatefulSet "<name>-elastic"
-// with one PVC from its volume claim template. PVCs are retained when the StatefulSet is
-// deleted or scaled down: index data is only deleted by a user. Elasticsearch runs with
-// node.store.allow_mmap=false so it needs no privileged sysctl, and single-node discovery.
-func NewElasticStatefulSet(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
+// with one PVC from its volume claim template named volume (see ElasticPVCName). PVCs are
+// retained when the StatefulSet is deleted or scaled down: index data is only deleted by a
+// user. Elasticsearch runs with node.store.allow_mmap=false so it needs no privileged sysctl,
+// and single-node discovery.
+func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.StatefulSet {
 	image := ElasticImage(m)
 	javaOpts := m.Spec.Elasticsearch.JavaOpts
 	if javaOpts == "" {
@@ -54,7 +65,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
 		ReadinessProbe:           httpProbe("/_cluster/health?wait_for_status=yellow&timeout=2s", "http", 10, 5, 3),
 		LivenessProbe:            tcpProbe("http", 20, 5, 3),
 		Resources:                resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi"),
-		VolumeMounts:             []corev1.VolumeMount{{Name: ElasticDataVolume, MountPath: "/usr/share/elasticsearch/data"}},
+		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: "/usr/share/elasticsearch/data"}},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -94,7 +105,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{
-					Name: ElasticDataVolume,
+					Name: volume,
 					// The managed-by label puts the PVC in the operator's filtered cache,
 					// for volume expansion. The PVC has no owner: it outlives the Monocle.
 					Labels: Labels(m, ComponentElastic),

@@ -80,7 +80,7 @@ func buildAll(m *monoclev1alpha1.Monocle, keys map[string][]byte) []any {
 		NewAPIService(m),
 		NewCrawlerDeployment(m, in),
 		NewElasticService(m),
-		NewElasticStatefulSet(m),
+		NewElasticStatefulSet(m, ElasticDataVolume),
 		NewAPISecret(m, keys),
 		NewConfigMap(m, Config(m)),
 		NewUpdateIdentsJob(m, in.ConfigHash),

@@ -71,13 +71,25 @@ func envFromSecret(name string) corev1.EnvFromSource {
 	return corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}
 }
 
-// secretKeyEnv sets the variable named key from the key of the same name in a Secret. Only the
-// generated keys are loaded this way, so keys others add to that Secret reach no pod.
+// secretKeyEnv sets the variable named key from the key of the same name in a Secret. The
+// generated keys are loaded this way besides envFrom, so that they win over a key of the same
+// name in the user's Secret.
 func secretKeyEnv(secret, key string) corev1.EnvVar {
 	return corev1.EnvVar{Name: key, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret},
 		Key:                  key,
 	}}}
+}
+
+// monocleEnvFrom loads every key of the Secret "<name>-api" (the generated keys and the tokens
+// users add there, as under the earlier operator), then those of the Secret spec.secretRef
+// names, which win for a key both hold.
+func monocleEnvFrom(m *monoclev1alpha1.Monocle) []corev1.EnvFromSource {
+	envFrom := []corev1.EnvFromSource{envFromSecret(SecretName(m))}
+	if m.Spec.SecretRef != nil {
+		envFrom = append(envFrom, envFromSecret(m.Spec.SecretRef.Name))
+	}
+	return envFrom
 }
 
 // podTemplateAnnotations carries the hashes of the data the pods read, so a change rolls them.

@@ -63,7 +63,7 @@ func TestGolden(t *testing.T) {
 			"api-service":         NewAPIService(m),
 			"crawler-deployment":  NewCrawlerDeployment(m, inputs),
 			"elastic-service":     NewElasticService(m),
-			"elastic-statefulset": NewElasticStatefulSet(m),
+			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
 			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef"),
 		}
@@ -132,11 +132,31 @@ func TestNewKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(k1) != KeyLength || !ValidKey([]byte(k1)) {
+	if len(k1) != KeyLength || !ValidKey(JWKGenKeyKey, []byte(k1)) {
 		t.Errorf("key %q has length %d, want %d", k1, len(k1), KeyLength)
 	}
 	if _, err := NewKey(strings.NewReader("short")); err == nil {
 		t.Error("NewKey succeeded on a short random source")
+	}
+}
+
+// TestValidKey: a key a user or the earlier operator set is kept whatever its length, but
+// for MONOCLE_JWK_GEN_KEY, which Monocle ignores below 64 characters.
+func TestValidKey(t *testing.T) {
+	for _, tc := range []struct {
+		key, value string
+		want       bool
+	}{
+		{CrawlersAPIKeyKey, "KlLBhkCjGl1c2SxZNlJlbaNU", true}, // the earlier operator's 24 characters
+		{CrawlersAPIKeyKey, "x", true},
+		{CrawlersAPIKeyKey, "", false},
+		{JWKGenKeyKey, strings.Repeat("k", 64), true},
+		{JWKGenKeyKey, strings.Repeat("k", 63), false},
+		{"GITHUB_TOKEN", "ghp_x", false},
+	} {
+		if got := ValidKey(tc.key, []byte(tc.value)); got != tc.want {
+			t.Errorf("ValidKey(%s, %d characters) = %v, want %v", tc.key, len(tc.value), got, tc.want)
+		}
 	}
 }
 

@@ -27,6 +27,13 @@ var GeneratedKeys = []string{CrawlersAPIKeyKey, JWKGenKeyKey}
 // MONOCLE_JWK_GEN_KEY.
 const KeyLength = 64
 
+// minKeyLength is the shortest value of each generated key that is kept rather than
+// generated anew. Any CRAWLERS_API_KEY works: Monocle compares the crawler's key with the
+// API's (the earlier operator made 24-character keys). A MONOCLE_JWK_GEN_KEY shorter than 64
+// characters is ignored by Monocle 1.11.2, which signs with a random key per process instead
+// (src/Monocle/Api/Jwt.hs, `doGenJwk`), so logins break on every restart.
+var minKeyLength = map[string]int{CrawlersAPIKeyKey: 1, JWKGenKeyKey: KeyLength}
+
 // NewKey reads 48 bytes from rand (crypto/rand.Reader in production) and returns them as 64
 // URL-safe base64 characters. It fails only if rand fails.
 func NewKey(rand io.Reader) (string, error) {
@@ -37,11 +44,18 @@ func NewKey(rand io.Reader) (string, error) {
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
 
-// ValidKey reports whether a stored key value can be kept: at least KeyLength characters.
-func ValidKey(v []byte) bool { return len(v) >= KeyLength }
+// ValidKey reports whether the value v of the generated key named key (one of GeneratedKeys)
+// can be kept: any non-empty CRAWLERS_API_KEY, a MONOCLE_JWK_GEN_KEY of at least KeyLength
+// characters.
+func ValidKey(key string, v []byte) bool {
+	min, ok := minKeyLength[key]
+	return ok && len(v) >= min
+}
 
 // NewAPISecret builds the Secret "<name>-api" holding the generated keys. keys maps each of
-// GeneratedKeys to its value.
+// GeneratedKeys to its value. The API and the crawler load every key of this Secret with
+// envFrom, as under the earlier operator, whose users add their tokens to it; the operator
+// owns only the generated keys and keeps the others.
 func NewAPISecret(m *monoclev1alpha1.Monocle, keys map[string][]byte) *corev1.Secret {
 	data := make(map[string][]byte, len(GeneratedKeys))
 	for _, k := range GeneratedKeys {
@@ -66,7 +80,9 @@ func NewKeysBackupSecret(m *monoclev1alpha1.Monocle, keys map[string][]byte) *co
 	return s
 }
 
-// NewConfigMap builds the ConfigMap "<name>-api" holding config.yaml.
+// NewConfigMap builds the ConfigMap "<name>-api" holding config.yaml: spec.config, or, when
+// spec.config is unset, DefaultConfig for a ConfigMap that does not exist yet (it is then the
+// user's, and never overwritten).
 func NewConfigMap(m *monoclev1alpha1.Monocle, config string) *corev1.ConfigMap {
 	return &corev1.ConfigMap{
 		ObjectMeta: objectMeta(m, ConfigMapName(m), ComponentAPI),
@@ -78,14 +94,10 @@ func NewConfigMap(m *monoclev1alpha1.Monocle, config string) *corev1.ConfigMap {
 func ConfigHash(config string) string { return Hash(config) }
 
 // SecretHash is the hash of the Secret data that pods load, stamped on pod templates so that
-// a changed value rolls them: the generated keys of the Secret "<name>-api" (other keys there
-// reach no pod), then the DataHash of the user's Secret loaded with envFrom ("" for none).
-func SecretHash(generated map[string][]byte, userSecretHash string) string {
-	keys := make(map[string][]byte, len(GeneratedKeys))
-	for _, k := range GeneratedKeys {
-		keys[k] = generated[k]
-	}
-	return Hash([]any{keys, userSecretHash})
+// a changed value rolls them: every key of the Secret "<name>-api" (the generated keys and
+// those the user added), then the DataHash of the Secret spec.secretRef names ("" for none).
+func SecretHash(apiSecret map[string][]byte, userSecretHash string) string {
+	return Hash([]any{apiSecret, userSecretHash})
 }
 
 // DataHash is the hash of a whole Secret's data.

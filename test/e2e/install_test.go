@@ -286,7 +286,7 @@ func TestClusterWideInstall(t *testing.T) {
 	}
 
 	t.Run("kubectl delete -f deploy/ keeps the Monocles' data", func(t *testing.T) {
-		pvc := resources.ElasticPVCName(sample)
+		pvc := resources.ElasticPVCName(sample, resources.ElasticDataVolume)
 		if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{}); err != nil {
 			t.Fatalf("before uninstalling: %v", err)
 		}

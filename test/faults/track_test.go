@@ -126,7 +126,7 @@ func (tr *tracker) secret(obj any) {
 	}
 	for _, k := range resources.GeneratedKeys {
 		v := s.Data[k]
-		if !resources.ValidKey(v) {
+		if !resources.ValidKey(k, v) {
 			// Removed or truncated by the suite: the operator is to restore it.
 			continue
 		}

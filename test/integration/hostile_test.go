@@ -435,7 +435,7 @@ func takeHostileState(ctx context.Context, ns, name string) (hostileState, error
 		return s, err
 	}
 	s.generation = m.Generation
-	pvcName := resources.ElasticPVCName(m)
+	pvcName := resources.ElasticPVCName(m, resources.ElasticDataVolume)
 	pvc, err := hostileAPI.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvcName, metav1.GetOptions{})
 	if err != nil {
 		return s, fmt.Errorf("PVC %s: %w", pvcName, err)

@@ -224,6 +224,11 @@ type MonocleStatus struct {
 	// ConfigHash is the hash of the config.yaml the pods run with: the last valid config.
 	// +optional
 	ConfigHash string `json:"configHash,omitempty"`
+	// ConfigSource says where the config.yaml in force comes from: Spec (spec.config) or
+	// ConfigMap (spec.config is unset, so the ConfigMap "<name>-api" belongs to the user, as
+	// with the earlier operator).
+	// +optional
+	ConfigSource ConfigSource `json:"configSource,omitempty"`
 	// UpdateIdents is the last `monocle janitor update-idents` Job, run after a config change.
 	// +optional
 	UpdateIdents *MaintenanceJobStatus `json:"updateIdents,omitempty"`
@@ -277,6 +282,21 @@ type MaintenanceJobStatus struct {
 	Message string `json:"message,omitempty"`
 }
 
+// ConfigSource is where a Monocle's config.yaml comes from.
+// +kubebuilder:validation:Enum=Spec;ConfigMap
+type ConfigSource string
+
+// Sources of config.yaml.
+const (
+	// ConfigFromSpec: spec.config is set and written by the operator into the ConfigMap
+	// "<name>-api".
+	ConfigFromSpec ConfigSource = "Spec"
+	// ConfigFromConfigMap: spec.config is unset; the user edits config.yaml in the ConfigMap
+	// "<name>-api", which the operator creates with the default config only when it is
+	// missing and never overwrites.
+	ConfigFromConfigMap ConfigSource = "ConfigMap"
+)
+
 // JobPhase is the phase of a maintenance Job.
 // +kubebuilder:validation:Enum=Pending;Running;Succeeded;Failed
 type JobPhase string
@@ -318,6 +338,10 @@ const (
 	ConditionStorageReady = "StorageReady"
 	// ConditionPaused is True while the Monocle carries PausedAnnotation.
 	ConditionPaused = "Paused"
+	// ConditionAdopted is True on a Monocle whose objects were made by the earlier operator
+	// (change-metrics/monocle-operator v0.0.2) and adopted by this one; its message lists what
+	// was kept and changed. Monocles this operator created never carry it.
+	ConditionAdopted = "Adopted"
 )
 
 // MonocleList is a list of Monocles.

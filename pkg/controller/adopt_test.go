@@ -1,0 +1,333 @@
+package controller
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
+	core "k8s.io/client-go/testing"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// earlierFixture is what the earlier operator (v0.0.2) leaves in a namespace, captured from a
+// real run: test/testdata/earlier-operator-v0.0.2/objects.yaml.
+var earlierFixture = filepath.Join("..", "..", "test", "testdata", "earlier-operator-v0.0.2", "objects.yaml")
+
+// loadEarlierFixture decodes the fixture: the Monocle (its status, the earlier operator's,
+// dropped) and the objects it owns, all as the API server holds them.
+func loadEarlierFixture(t *testing.T) (*monoclev1alpha1.Monocle, []runtime.Object) {
+	t.Helper()
+	raw, err := os.ReadFile(earlierFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, monoclev1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decode := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	var m *monoclev1alpha1.Monocle
+	var objects []runtime.Object
+	for {
+		doc, err := reader.Read()
+		if err != nil {
+			break
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := decode.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("decoding the fixture: %v", err)
+		}
+		if mon, ok := obj.(*monoclev1alpha1.Monocle); ok {
+			mon.Status = monoclev1alpha1.MonocleStatus{}
+			m = mon
+			continue
+		}
+		objects = append(objects, obj)
+	}
+	if m == nil || len(objects) != 9 {
+		t.Fatalf("the fixture holds Monocle %v and %d objects, want one and 9", m, len(objects))
+	}
+	return m, objects
+}
+
+// earlierFixtureController seeds a fixture as the operator meets it when it starts: the
+// earlier objects lack the operator's label, so only the API server has them, and the
+// metadata cache of every Secret sees the earlier Secret.
+func earlierFixtureController(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object) *fixture {
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	for _, obj := range objects {
+		if s, ok := obj.(*corev1.Secret); ok {
+			f.userSecrets = append(f.userSecrets, s)
+			continue
+		}
+		f.uncached = append(f.uncached, obj)
+	}
+	return f
+}
+
+// TestAdoptEarlierOperatorObjects: the first sync over the earlier operator's objects keeps the
+// data (PVC, keys, the user's token and config), updates every object in place, deletes the
+// earlier Job and reports the adoption; no immutable field is touched and nothing is
+// recreated.
+func TestAdoptEarlierOperatorObjects(t *testing.T) {
+	m, objects := loadEarlierFixture(t)
+	fixtureSecret := find[*corev1.Secret](objects, "monocle-sample-api")
+	fixtureConfig := find[*corev1.ConfigMap](objects, "monocle-sample-api").Data["config.yaml"]
+	f := earlierFixtureController(t, m, objects)
+	kubeWrites, monocleWrites := f.run()
+
+	// Each earlier object the label-filtered cache cannot see costs one create refused with
+	// AlreadyExists, then a read and an update in place; only the copy of the keys is new.
+	var expected []string
+	for _, name := range []string{"secrets monocle-sample-api", "configmaps monocle-sample-api",
+		"services monocle-sample-elastic", "statefulsets monocle-sample-elastic", "services monocle-sample-api",
+		"deployments monocle-sample-api", "deployments monocle-sample-crawler"} {
+		expected = append(expected, "create "+name, "update "+name)
+	}
+	expectActions(t, kubeWrites, append(expected,
+		"delete jobs update-idents-job",
+		"update persistentvolumeclaims monocle-sample-elastic-data-volume-monocle-sample-elastic-0",
+		"create secrets monocle-sample-api-keys")...)
+	updated := map[string]runtime.Object{}
+	for _, a := range kubeWrites {
+		if u, ok := a.(core.UpdateAction); ok {
+			obj := u.GetObject()
+			updated[a.GetResource().Resource+"/"+obj.(metav1.Object).GetName()] = obj
+		}
+	}
+
+	pvc := updated["persistentvolumeclaims/monocle-sample-elastic-data-volume-monocle-sample-elastic-0"].(*corev1.PersistentVolumeClaim)
+	if pvc.Labels[resources.InstanceLabel] != m.Name || pvc.Labels[resources.ManagedByLabel] != resources.ManagedByValue || pvc.Labels["tier"] != "elastic" {
+		t.Errorf("PVC labels %v: want the operator's labels added to the earlier ones", pvc.Labels)
+	}
+
+	secret := updated["secrets/monocle-sample-api"].(*corev1.Secret)
+	for _, k := range []string{resources.CrawlersAPIKeyKey, "GITHUB_TOKEN"} {
+		if !bytes.Equal(secret.Data[k], fixtureSecret.Data[k]) {
+			t.Errorf("Secret key %s changed from %q to %q", k, fixtureSecret.Data[k], secret.Data[k])
+		}
+	}
+	if !resources.ValidKey(resources.JWKGenKeyKey, secret.Data[resources.JWKGenKeyKey]) {
+		t.Errorf("MONOCLE_JWK_GEN_KEY was not generated: %q", secret.Data[resources.JWKGenKeyKey])
+	}
+
+	cm := updated["configmaps/monocle-sample-api"].(*corev1.ConfigMap)
+	if cm.Data["config.yaml"] != fixtureConfig || len(cm.Data) != 1 || cm.Labels[resources.ManagedByLabel] != resources.ManagedByValue {
+		t.Errorf("ConfigMap after adoption: data %v labels %v; want the user's config kept, labelled", cm.Data, cm.Labels)
+	}
+
+	for _, name := range []string{"monocle-sample-api", "monocle-sample-elastic"} {
+		before := find[*corev1.Service](objects, name)
+		after := updated["services/"+name].(*corev1.Service)
+		if !equality.Semantic.DeepEqual(before.Spec, after.Spec) {
+			t.Errorf("Service %s: the spec changed before the new pods are ready:\n%v\n%v", name, before.Spec, after.Spec)
+		}
+	}
+
+	sts := updated["statefulsets/monocle-sample-elastic"].(*appsv1.StatefulSet)
+	before := find[*appsv1.StatefulSet](objects, "monocle-sample-elastic")
+	if !equality.Semantic.DeepEqual(sts.Spec.Selector, before.Spec.Selector) ||
+		!equality.Semantic.DeepEqual(sts.Spec.VolumeClaimTemplates, before.Spec.VolumeClaimTemplates) || sts.Spec.ServiceName != before.Spec.ServiceName {
+		t.Errorf("an immutable StatefulSet field changed")
+	}
+	if mounts := sts.Spec.Template.Spec.Containers[0].VolumeMounts; len(mounts) != 1 || mounts[0].Name != "monocle-sample-elastic-data-volume" {
+		t.Errorf("Elasticsearch mounts %v, want the earlier volume claim template", mounts)
+	}
+	for _, name := range []string{"monocle-sample-api", "monocle-sample-crawler"} {
+		d := updated["deployments/"+name].(*appsv1.Deployment)
+		if !equality.Semantic.DeepEqual(d.Spec.Selector, find[*appsv1.Deployment](objects, name).Spec.Selector) {
+			t.Errorf("Deployment %s: the selector changed", name)
+		}
+		if sel, _ := metav1.LabelSelectorAsSelector(d.Spec.Selector); !sel.Matches(labels.Set(d.Spec.Template.Labels)) {
+			t.Errorf("Deployment %s: template labels %v do not match its selector", name, d.Spec.Template.Labels)
+		}
+		if env := d.Spec.Template.Spec.Containers[0].EnvFrom; len(env) == 0 || env[0].SecretRef == nil || env[0].SecretRef.Name != "monocle-sample-api" {
+			t.Errorf("Deployment %s: envFrom %v does not load Secret monocle-sample-api", name, env)
+		}
+		if d.Spec.Template.Spec.Containers[0].Image != "quay.io/change-metrics/monocle:1.9.0" {
+			t.Errorf("Deployment %s: image %s, want the Monocle's spec.image", name, d.Spec.Template.Spec.Containers[0].Image)
+		}
+	}
+
+	expectActions(t, monocleWrites, "update monocles monocle-sample/status")
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
+	adopted := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionAdopted)
+	if adopted == nil || adopted.Status != metav1.ConditionTrue || adopted.Reason != ReasonAdoptedEarlierOperator {
+		t.Errorf("Adopted = %+v, want True/%s", adopted, ReasonAdoptedEarlierOperator)
+	}
+	if status.ConfigSource != monoclev1alpha1.ConfigFromConfigMap {
+		t.Errorf("configSource = %q, want ConfigMap", status.ConfigSource)
+	}
+	if valid := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionConfigValid); valid == nil || valid.Status != metav1.ConditionTrue {
+		t.Errorf("ConfigValid = %+v", valid)
+	}
+	var events []string
+	for len(f.recorder.Events) > 0 {
+		events = append(events, <-f.recorder.Events)
+	}
+	joined := strings.Join(events, "\n")
+	if !strings.Contains(joined, "Normal "+ReasonAdopted+" ") || !strings.Contains(joined, string(pvc.UID)) {
+		t.Errorf("no Adopted event naming the PVC's uid in:\n%s", joined)
+	}
+	if strings.Contains(joined, "Warning") {
+		t.Errorf("the adoption recorded warnings:\n%s", joined)
+	}
+}
+
+// TestAdoptedServicesSwitchOnceNewPodsServe: once the adopted workloads run ready pods with the
+// instance's labels, the Services select those alone; before, a sync leaves them alone.
+func TestAdoptedServicesSwitchOnceNewPodsServe(t *testing.T) {
+	m, objects := loadEarlierFixture(t)
+	f := earlierFixtureController(t, m, objects)
+	kubeWrites, monocleWrites := f.run()
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+
+	// The state after the first sync: every object labelled, so in the cache, and the
+	// workloads rolled out.
+	// The last write of each object is what the API server holds (a refused create comes
+	// before the update).
+	last := map[string]runtime.Object{}
+	var order []string
+	for _, a := range kubeWrites {
+		var obj runtime.Object
+		switch a := a.(type) {
+		case core.UpdateAction:
+			obj = a.GetObject()
+		case core.CreateAction:
+			obj = a.GetObject()
+		default:
+			continue
+		}
+		key := a.GetResource().Resource + "/" + obj.(metav1.Object).GetName()
+		if _, seen := last[key]; !seen {
+			order = append(order, key)
+		}
+		last[key] = obj.DeepCopyObject()
+	}
+	var adopted []runtime.Object
+	for _, key := range order {
+		adopted = append(adopted, last[key])
+	}
+	rollOut(adopted)
+	_, kubeWrites, _ = resync(t, status, adopted)
+	expectActions(t, kubeWrites, "update services monocle-sample-elastic", "update services monocle-sample-api")
+	for _, a := range kubeWrites {
+		svc := a.(core.UpdateAction).GetObject().(*corev1.Service)
+		want := resources.SelectorLabels(m, svc.Labels[resources.ComponentLabel])
+		if !equality.Semantic.DeepEqual(svc.Spec.Selector, want) || svc.Spec.Ports[0].TargetPort.StrVal != "http" {
+			t.Errorf("Service %s after the switch: selector %v ports %v", svc.Name, svc.Spec.Selector, svc.Spec.Ports)
+		}
+	}
+}
+
+// TestSpecConfigKeepsTheUserConfig: setting spec.config on an adopted Monocle replaces the
+// user's config.yaml, which is kept under config.yaml.replaced.
+func TestSpecConfigKeepsTheUserConfig(t *testing.T) {
+	m, objects := loadEarlierFixture(t)
+	fixtureConfig := find[*corev1.ConfigMap](objects, "monocle-sample-api").Data["config.yaml"]
+	m.Spec.Config = resources.DefaultConfig
+	f := earlierFixtureController(t, m, objects)
+	kubeWrites, _ := f.run()
+	for _, a := range kubeWrites {
+		u, ok := a.(core.UpdateAction)
+		if !ok || a.GetVerb() != "update" {
+			continue
+		}
+		if cm, ok := u.GetObject().(*corev1.ConfigMap); ok {
+			if cm.Data[resources.ConfigKey] != resources.DefaultConfig || cm.Data[resources.ReplacedConfigKey] != fixtureConfig {
+				t.Errorf("ConfigMap data %v: want spec.config in force and the user's config kept", cm.Data)
+			}
+			return
+		}
+	}
+	t.Errorf("the ConfigMap was not updated: %v", describe(kubeWrites))
+}
+
+// rollOut gives the workloads among objects the status of a finished rollout.
+func rollOut(objects []runtime.Object) {
+	for _, obj := range objects {
+		switch o := obj.(type) {
+		case *appsv1.Deployment:
+			r := *o.Spec.Replicas
+			o.Status = appsv1.DeploymentStatus{ObservedGeneration: o.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
+		case *appsv1.StatefulSet:
+			o.Status = appsv1.StatefulSetStatus{ObservedGeneration: o.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
+				CurrentRevision: "r2", UpdateRevision: "r2"}
+		}
+	}
+}
+
+// TestUserConfigMapIsNeverOverwritten: without spec.config the ConfigMap is the user's: a
+// valid edit rolls the pods and runs update-idents, an invalid one is reported and rolls
+// nothing, and neither is written back.
+func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	if m.Status.ConfigSource != monoclev1alpha1.ConfigFromConfigMap {
+		t.Fatalf("configSource = %q, want ConfigMap", m.Status.ConfigSource)
+	}
+	cm := find[*corev1.ConfigMap](objects, "demo-api")
+	cm.Data[resources.ConfigKey] = "workspaces:\n  - name: mine\n    crawlers: []\n"
+	_, kubeWrites, status := resync(t, m, objects)
+	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler",
+		"create jobs demo-update-idents-"+resources.ConfigHash(cm.Data[resources.ConfigKey])[:8])
+	if status.Status.ConfigHash != resources.ConfigHash(cm.Data[resources.ConfigKey]) {
+		t.Errorf("configHash %q is not the user's config's", status.Status.ConfigHash)
+	}
+
+	cm.Data[resources.ConfigKey] = "workspaces: 42\n"
+	_, kubeWrites, status = resync(t, m, objects)
+	expectActions(t, kubeWrites)
+	if valid := condition(t, status, monoclev1alpha1.ConditionConfigValid); valid.Status != metav1.ConditionFalse ||
+		valid.Reason != ReasonInvalidConfig || !strings.Contains(valid.Message, "ConfigMap demo-api") {
+		t.Errorf("ConfigValid = %+v, want False/InvalidConfig naming the ConfigMap", valid)
+	}
+
+	// Deleted: it is made anew with the default config.
+	var kept []runtime.Object
+	for _, obj := range objects {
+		if obj != runtime.Object(cm) {
+			kept = append(kept, obj)
+		}
+	}
+	_, kubeWrites, _ = resync(t, m, kept)
+	if got := describe(kubeWrites); len(got) == 0 || got[0] != "create configmaps demo-api" {
+		t.Errorf("writes %v, want the ConfigMap created first", got)
+	}
+}
+
+// TestEarlierJobOfAnotherOwnerIsLeft: a Job named update-idents-job that the Monocle does not
+// control is not deleted.
+func TestEarlierJobOfAnotherOwnerIsLeft(t *testing.T) {
+	m, objects := loadEarlierFixture(t)
+	find[*batchv1.Job](objects, EarlierUpdateIdentsJob).OwnerReferences = nil
+	f := earlierFixtureController(t, m, objects)
+	kubeWrites, _ := f.run()
+	for _, d := range describe(kubeWrites) {
+		if strings.HasPrefix(d, "delete jobs") {
+			t.Errorf("deleted a Job the Monocle does not control: %s", d)
+		}
+	}
+}
