@@ -42,7 +42,7 @@ var operatorRules = []string{
 	"apps/deployments update",
 	"apps/statefulsets get", "apps/statefulsets list", "apps/statefulsets watch", "apps/statefulsets create",
 	"apps/statefulsets update",
-	"batch/jobs get", "batch/jobs list", "batch/jobs watch", "batch/jobs create",
+	"batch/jobs get", "batch/jobs list", "batch/jobs watch", "batch/jobs create", "batch/jobs delete",
 	"policy/poddisruptionbudgets get", "policy/poddisruptionbudgets list", "policy/poddisruptionbudgets watch",
 	"policy/poddisruptionbudgets create", "policy/poddisruptionbudgets update", "policy/poddisruptionbudgets delete",
 	"storage.k8s.io/storageclasses get",
