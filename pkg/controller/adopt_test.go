@@ -94,6 +94,8 @@ func earlierFixtureController(t *testing.T, m *monoclev1alpha1.Monocle, objects 
 // recreated.
 func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	m, objects := loadEarlierFixture(t)
+	// As after the operator reported on it while it was paused for the hand-over.
+	m.Status.ObservedGeneration = m.Generation
 	fixtureSecret := find[*corev1.Secret](objects, "monocle-sample-api")
 	fixtureConfig := find[*corev1.ConfigMap](objects, "monocle-sample-api").Data["config.yaml"]
 	f := earlierFixtureController(t, m, objects)

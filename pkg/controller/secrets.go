@@ -234,7 +234,9 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 // key both have lost, as the API server says (the cache alone is not trusted for that), is
 // generated anew with crypto/rand, with a Warning event when the Monocle had keys before (its
 // pods' logins and crawler keys change).
-func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*corev1.Secret, error) {
+//
+// adopting says the Secret is the earlier operator's, being adopted in this sync.
+func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (*corev1.Secret, error) {
 	cached := func(name string) (*corev1.Secret, error) {
 		s, err := c.secretsLister.Secrets(m.Namespace).Get(name)
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -274,9 +276,9 @@ func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocl
 		return nil, err
 	}
 	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
-	// An adopted Secret made by the earlier operator lacks MONOCLE_JWK_GEN_KEY, and has no
-	// copy yet: generating it then is part of the adoption, not a loss.
-	hadKeys := backup != nil || m.Status.ObservedGeneration > 0
+	// The earlier operator's Secret lacks MONOCLE_JWK_GEN_KEY: generating it while adopting
+	// is no loss.
+	hadKeys := !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)
 	if err == nil && len(missing) > 0 && hadKeys {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
 			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",

@@ -86,7 +86,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// The sync goes no further when that fails, so the Secret stays unlabelled and the
 	// next sync adopts again.
 	var adopted adoption
-	if c.earlierSecretPresent(m) {
+	adopting := c.earlierSecretPresent(m)
+	if adopting {
 		var err error
 		if adopted, err = c.adoptEarlierObjects(ctx, m); err != nil {
 			if serverUnavailable(err) {
@@ -97,7 +98,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 	}
 
-	secret, err := c.ensureSecret(ctx, m)
+	secret, err := c.ensureSecret(ctx, m, adopting)
 	keep(err)
 
 	cfg, err := c.ensureConfig(ctx, m)
