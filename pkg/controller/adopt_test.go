@@ -333,3 +333,30 @@ func TestEarlierJobOfAnotherOwnerIsLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestForeignAPISecretWithTokenVariables: a Secret "<name>-api" the Monocle does not control,
+// with a config naming a token variable, is a name conflict reported in the status; the sync
+// does not fail on the missing Secret (it once dereferenced it).
+func TestForeignAPISecretWithTokenVariables(t *testing.T) {
+	m := newMonocle("demo")
+	m.Spec.Config = githubConfig
+	foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "demo-api", Namespace: m.Namespace},
+		Data: map[string][]byte{"OTHER": []byte("1")}}
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.uncached = []runtime.Object{foreign}
+	kubeWrites, monocleWrites := f.run()
+	for _, d := range describe(kubeWrites) {
+		if d == "update secrets demo-api" {
+			t.Errorf("wrote the foreign Secret")
+		}
+	}
+	expectActions(t, monocleWrites, "update monocles demo/status")
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
+	if d := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionDegraded); d == nil || d.Reason != ReasonNameConflict {
+		t.Errorf("Degraded = %+v, want NameConflict", d)
+	}
+	if s := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionSecretsReady); s == nil || s.Reason != ReasonTokenMissing {
+		t.Errorf("SecretsReady = %+v, want TokenMissing", s)
+	}
+}

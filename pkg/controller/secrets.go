@@ -185,8 +185,10 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 	provided := func(keys map[string]bool) []string {
 		var missing []string
 		for _, v := range wanted {
-			if _, ok := apiSecret.Data[v]; apiSecret != nil && ok {
-				continue
+			if apiSecret != nil {
+				if _, ok := apiSecret.Data[v]; ok {
+					continue
+				}
 			}
 			if !keys[v] {
 				missing = append(missing, v)
