@@ -9,6 +9,8 @@
 //   - operator.go builds the operator binary and starts and watches its processes:
 //     signals, exit, HTTP endpoints, CPU and memory from /proc, the end of a log.
 //   - kubectl.go runs kubectl against a cluster and installs the Monocle CRD.
+//   - earlier.go creates, from the captured fixture, what the earlier operator (v0.0.2) leaves
+//     for a Monocle, paused, so that a suite can hand it over to this operator.
 //
 // Nothing here starts a cluster or holds a scenario's checks: what a suite asserts, and the
 // predicates only one suite needs, stay in that suite.
