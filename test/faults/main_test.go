@@ -8,8 +8,9 @@
 // Scenarios, in order: operator crashes during a rollout (SIGKILL at seeded random moments),
 // leader churn between two replicas (no two writers, checked in the audit log against the
 // lease), API server and etcd restarts mid-reconcile, owned objects deleted or edited by
-// another client, conflicting writers, and deletions (of a Monocle whose update-idents Job
-// runs, and of a namespace full of Monocles).
+// another client, conflicting writers, deletions (of a Monocle whose update-idents Job
+// runs, and of a namespace full of Monocles), and operator crashes while it adopts what the
+// earlier operator made (issue 11).
 //
 //	go test ./test/faults/                          # short variant (CI), a few minutes
 //	go test -v -timeout 60m ./test/faults/ -args -faults.full   # make test-faults
@@ -73,6 +74,8 @@ type sizes struct {
 	conflictWindow   time.Duration
 	// deletionRuns deletes a Monocle with a running Job; namespaceRuns deletes a namespace.
 	deletionRuns, namespaceRuns int
+	// adoptionRuns adopt earlier-operator Monocles while the operator is killed.
+	adoptionRuns int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -82,13 +85,13 @@ var (
 		name: "short", crashMonocles: 20, crashNamespaces: 4, crashKills: 10,
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
-		deletionRuns: 2, namespaceRuns: 1, quietWindow: 5 * time.Second,
+		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
-		deletionRuns: 5, namespaceRuns: 3, quietWindow: 10 * time.Second,
+		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, quietWindow: 10 * time.Second,
 	}
 )
 

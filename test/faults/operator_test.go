@@ -117,6 +117,11 @@ var identityPattern = regexp.MustCompile(`"identity":"([^"]+)"`)
 
 // identity returns the leader election identity the process logged at start.
 func (o *operator) identity(timeout time.Duration) (string, error) {
+	return o.identityPolling(timeout, 100*time.Millisecond)
+}
+
+// identityPolling is identity, reading the log every interval.
+func (o *operator) identityPolling(timeout, interval time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		data, err := os.ReadFile(o.LogPath)
@@ -128,7 +133,7 @@ func (o *operator) identity(timeout time.Duration) (string, error) {
 		if time.Now().After(deadline) {
 			return "", fmt.Errorf("%s logged no identity within %s", o.Name, timeout)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(interval)
 	}
 }
 

@@ -40,3 +40,9 @@ func TestDeletions(t *testing.T) {
 	needCluster(t)
 	testDeletions(t)
 }
+
+// TestAdoptionCrashes is scenario 7 (testAdoptionCrashes).
+func TestAdoptionCrashes(t *testing.T) {
+	needCluster(t)
+	testAdoptionCrashes(t)
+}
