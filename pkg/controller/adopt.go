@@ -44,15 +44,6 @@ import (
 // cache shows without an API call; ensureSecret labels that Secret after this step, so a
 // sync killed midway runs the step again, and every part of it is idempotent.
 
-// Reasons of the Adopted condition and event.
-const (
-	// ReasonAdopted: the operator adopted the objects the earlier operator made (event).
-	ReasonAdopted = "Adopted"
-	// ReasonAdoptedEarlierOperator: the Monocle's Elasticsearch runs in the StatefulSet the
-	// earlier operator made (Adopted condition).
-	ReasonAdoptedEarlierOperator = "AdoptedEarlierOperator"
-)
-
 // EarlierUpdateIdentsJob is the name of the update-idents Job the earlier operator ran for
 // every config change; it is deleted on adoption (it is finished, and its name would be taken
 // for ever).

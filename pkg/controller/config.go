@@ -17,18 +17,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Reasons of the ConfigValid and IdentsUpdated conditions and of update-idents events.
-const (
-	ReasonConfigAccepted       = "ConfigAccepted"
-	ReasonInvalidConfig        = "InvalidConfig"
-	ReasonConfigMapUnavailable = "ConfigMapUnavailable"
-	ReasonIdentsUpToDate       = "UpToDate"
-	ReasonUpdateIdentsPending  = "UpdateIdentsPending"
-	ReasonUpdateIdentsRunning  = "UpdateIdentsRunning"
-	ReasonUpdateIdentsSucceded = "UpdateIdentsSucceeded"
-	ReasonUpdateIdentsFailed   = "UpdateIdentsFailed"
-)
-
 // configState is the config.yaml a sync works with.
 type configState struct {
 	// config is what the pods are to run: the config of its source when valid, else (for
@@ -240,7 +228,7 @@ func jobStatus(want *monoclev1alpha1.MaintenanceJobStatus, j *batchv1.Job) *mono
 
 // identsCondition is the IdentsUpdated condition for the last update-idents Job.
 func identsCondition(j *monoclev1alpha1.MaintenanceJobStatus) metav1.Condition {
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionIdentsUpdated, Status: metav1.ConditionTrue, Reason: ReasonIdentsUpToDate,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionIdentsUpdated, Status: metav1.ConditionTrue, Reason: ReasonUpToDate,
 		Message: "No config change has needed an update-idents run"}
 	if j == nil {
 		return cond
@@ -251,7 +239,7 @@ func identsCondition(j *monoclev1alpha1.MaintenanceJobStatus) metav1.Condition {
 	case monoclev1alpha1.JobRunning:
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUpdateIdentsRunning, "Job "+j.Name+" is running"
 	case monoclev1alpha1.JobSucceeded:
-		cond.Reason, cond.Message = ReasonUpdateIdentsSucceded, "Job "+j.Name+" applied the idents of the current config"
+		cond.Reason, cond.Message = ReasonUpdateIdentsSucceeded, "Job "+j.Name+" applied the idents of the current config"
 	case monoclev1alpha1.JobFailed:
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonUpdateIdentsFailed
 		cond.Message = fmt.Sprintf("Job %s failed and is not retried; change the config to run update-idents again. %s", j.Name, j.Message)
@@ -267,7 +255,7 @@ func (c *Controller) recordJobTransition(m *monoclev1alpha1.Monocle, before, aft
 	}
 	switch after.Phase {
 	case monoclev1alpha1.JobSucceeded:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateIdentsSucceded, "Job %s succeeded", after.Name)
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateIdentsSucceeded, "Job %s succeeded", after.Name)
 	case monoclev1alpha1.JobFailed:
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonUpdateIdentsFailed, "Job %s failed: %s", after.Name, after.Message)
 	}

@@ -20,13 +20,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Reasons of the SecretsReady condition.
-const (
-	ReasonSecretsPresent = "SecretsPresent"
-	ReasonSecretNotFound = "SecretNotFound"
-	ReasonTokenMissing   = "TokenMissing"
-)
-
 // secretRefIndex indexes Monocles by "<namespace>/<secretRef.name>".
 const secretRefIndex = "secretRef"
 

@@ -18,15 +18,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Condition reasons. They are CamelCase, stable, and documented in the README.
-const (
-	ReasonAllComponentsReady = "AllComponentsReady"
-	ReasonComponentsNotReady = "ComponentsNotReady"
-	ReasonRollingOut         = "RollingOut"
-	ReasonRolloutComplete    = "RolloutComplete"
-	ReasonAsExpected         = "AsExpected"
-)
-
 // blocking are the reasons of per-concern conditions that need the user: they make the
 // Monocle Degraded.
 var blocking = map[string]bool{

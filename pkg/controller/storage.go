@@ -14,14 +14,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Reasons of the StorageReady condition and of storage events.
-const (
-	ReasonStorageAsRequested    = "AsRequested"
-	ReasonResizing              = "Resizing"
-	ReasonStorageChangeRefused  = "StorageChangeRefused"
-	ReasonVolumeExpansionNeeded = "VolumeExpansionRequested"
-)
-
 // ensureStorage brings the Elasticsearch PVC to spec.storageSize where that can be done in
 // place: a larger size is requested from the PVC when its StorageClass allows volume
 // expansion. A shrink, a change of StorageClass or an expansion the class does not allow is
@@ -32,7 +24,7 @@ const (
 // volume is the StatefulSet's volume claim template name (see resources.ElasticPVCName).
 func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle, volume string) (metav1.Condition, error) {
 	// One message whether the PVC exists yet or not, so its creation changes no status.
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonStorageAsRequested,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonAsRequested,
 		Message: "No storage change is pending"}
 	name := resources.ElasticPVCName(m, volume)
 	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
@@ -72,7 +64,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 			return cond, fmt.Errorf("expanding PVC %s to %s: %w", name, want.String(), err)
 		}
 		klog.FromContext(ctx).V(2).Info("Requested volume expansion", "pvc", klog.KObj(pvc), "size", want.String())
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionNeeded, "Requested %s for PVC %s (was %s)", want.String(), name, requested.String())
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionRequested, "Requested %s for PVC %s (was %s)", want.String(), name, requested.String())
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonResizing
 		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, requested.String(), want.String())
 		return cond, nil

@@ -152,7 +152,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		keep(err)
 	}
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
-		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: "NotPaused",
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
 		Message: "The operator reconciles this Monocle",
 	})
 
@@ -255,7 +255,7 @@ func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle)
 	}
 	obs.api, obs.crawler = c.observeDeployments(m)
 	obs.conditions = []metav1.Condition{{
-		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: "Paused",
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: ReasonPaused,
 		Message: fmt.Sprintf("The annotation %s=true pauses the operator: it leaves this Monocle's objects alone; remove it to resume",
 			monoclev1alpha1.PausedAnnotation),
 	}}

@@ -1,0 +1,135 @@
+package controller
+
+// Every reason the controller sets on a Monocle condition or records on an event lives in this
+// file, grouped by the condition or event it belongs to; the condition types are API, in
+// pkg/apis/monocle/v1alpha1. Reasons are CamelCase and stable (alerts and scripts match on
+// them), each constant is named Reason followed by its value, and the README's Status section
+// lists every one of them (reasons_test.go checks both).
+
+// Reasons of the Ready condition. When a Degraded reason also keeps the Monocle from being
+// Ready, Ready takes that reason instead of ReasonComponentsNotReady.
+const (
+	// ReasonAllComponentsReady: Elasticsearch, the API and the crawler have their ready pods
+	// (True).
+	ReasonAllComponentsReady = "AllComponentsReady"
+	// ReasonComponentsNotReady: a component lacks ready pods; the message names it (False).
+	ReasonComponentsNotReady = "ComponentsNotReady"
+)
+
+// Reasons of the Progressing condition.
+const (
+	// ReasonRollingOut: a workload rolls out a new spec; the message names it (True).
+	ReasonRollingOut = "RollingOut"
+	// ReasonRolloutComplete: every workload runs the desired spec (False).
+	ReasonRolloutComplete = "RolloutComplete"
+)
+
+// Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
+// other condition that is False for a cause the user must fix (see blocking in status.go):
+// ReasonInvalidConfig, ReasonSecretNotFound, ReasonTokenMissing, ReasonStorageChangeRefused.
+// Each of those is also recorded as a Warning event when its condition turns to it.
+const (
+	// ReasonAsExpected: the operator converges every owned object (False).
+	ReasonAsExpected = "AsExpected"
+	// ReasonNameConflict: an object with a name the Monocle needs exists and is not controlled
+	// by it; the operator leaves it unchanged (Degraded True, Ready False). Also a Warning event
+	// per conflicting object.
+	ReasonNameConflict = "NameConflict"
+	// ReasonSyncFailed: a sync step failed; the message carries the error (Degraded True).
+	// Also a Warning event.
+	ReasonSyncFailed = "SyncFailed"
+)
+
+// Reasons of the ConfigValid condition.
+const (
+	// ReasonConfigAccepted: the config of status.configSource is one Monocle accepts (True).
+	ReasonConfigAccepted = "ConfigAccepted"
+	// ReasonInvalidConfig: the config of status.configSource is refused; the last valid one
+	// keeps running (False). Blocking: also Degraded and a Warning event.
+	ReasonInvalidConfig = "InvalidConfig"
+	// ReasonConfigMapUnavailable: spec.config is unset and the ConfigMap "<name>-api" cannot
+	// be read or created (Unknown).
+	ReasonConfigMapUnavailable = "ConfigMapUnavailable"
+)
+
+// Reasons of the SecretsReady condition.
+const (
+	// ReasonSecretsPresent: the referenced Secret exists and every token variable the config
+	// names is provided (True).
+	ReasonSecretsPresent = "SecretsPresent"
+	// ReasonSecretNotFound: the Secret named by spec.secretRef does not exist (False).
+	// Blocking: also Degraded and a Warning event.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonTokenMissing: a token variable the config names is in neither Secret (False).
+	// Blocking: also Degraded and a Warning event.
+	ReasonTokenMissing = "TokenMissing"
+)
+
+// Reasons of the IdentsUpdated condition and of update-idents events.
+const (
+	// ReasonUpToDate: no config change has needed an update-idents run yet (True).
+	ReasonUpToDate = "UpToDate"
+	// ReasonUpdateIdentsPending: the update-idents Job is to run (False).
+	ReasonUpdateIdentsPending = "UpdateIdentsPending"
+	// ReasonUpdateIdentsRunning: the update-idents Job runs (False).
+	ReasonUpdateIdentsRunning = "UpdateIdentsRunning"
+	// ReasonUpdateIdentsSucceeded: the last update-idents Job succeeded (True). Also a Normal
+	// event when it finishes.
+	ReasonUpdateIdentsSucceeded = "UpdateIdentsSucceeded"
+	// ReasonUpdateIdentsFailed: the last update-idents Job failed and is not retried (False).
+	// Also a Warning event when it finishes.
+	ReasonUpdateIdentsFailed = "UpdateIdentsFailed"
+)
+
+// Reasons of the StorageReady condition and of storage events.
+const (
+	// ReasonAsRequested: the Elasticsearch volume has the requested size (True).
+	ReasonAsRequested = "AsRequested"
+	// ReasonResizing: the volume is being expanded to the requested size (False).
+	ReasonResizing = "Resizing"
+	// ReasonStorageChangeRefused: a shrink, a StorageClass change or an expansion the class
+	// does not allow was refused; the volume is kept as it is (False). Blocking: also
+	// Degraded and a Warning event.
+	ReasonStorageChangeRefused = "StorageChangeRefused"
+	// ReasonVolumeExpansionRequested: the operator requested a larger size from the PVC
+	// (Normal event).
+	ReasonVolumeExpansionRequested = "VolumeExpansionRequested"
+)
+
+// Reasons of the Paused condition.
+const (
+	// ReasonPaused: the Monocle carries the paused annotation; the operator leaves its objects
+	// alone (True).
+	ReasonPaused = "Paused"
+	// ReasonNotPaused: the operator reconciles the Monocle (False).
+	ReasonNotPaused = "NotPaused"
+)
+
+// Reasons of the Adopted condition and event.
+const (
+	// ReasonAdoptedEarlierOperator: the Monocle's Elasticsearch runs in the StatefulSet the
+	// earlier operator made (Adopted condition, True).
+	ReasonAdoptedEarlierOperator = "AdoptedEarlierOperator"
+	// ReasonAdopted: the operator adopted the objects the earlier operator made (Normal event).
+	ReasonAdopted = "Adopted"
+)
+
+// Reasons of events about owned objects and Ready transitions.
+const (
+	// ReasonCreated: the operator created an owned object, an update-idents Job included
+	// (Normal).
+	ReasonCreated = "Created"
+	// ReasonUpdated: the operator updated an owned object that differed from the desired state
+	// (Normal).
+	ReasonUpdated = "Updated"
+	// ReasonDeleted: the operator deleted an owned object it no longer needs (Normal).
+	ReasonDeleted = "Deleted"
+	// ReasonKeyGenerated: a generated key was missing from both Secrets and was generated anew
+	// (Warning).
+	ReasonKeyGenerated = "KeyGenerated"
+	// ReasonReady: the Monocle became Ready (Normal).
+	ReasonReady = "Ready"
+	// ReasonNotReady: the Monocle stopped being Ready; the message starts with the Ready
+	// reason (Warning).
+	ReasonNotReady = "NotReady"
+)
