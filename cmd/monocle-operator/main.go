@@ -31,9 +31,11 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/restclient"              // client-go request metrics
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"               // workqueue metrics
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	"github.com/change-metrics/monocle-operator/pkg/leader"
 )
 
 // options are the command-line flags.
@@ -104,10 +106,10 @@ func run(ctx context.Context, o options) error {
 	// the controllers' requests in the client-side rate limiter; every other client writes
 	// only while this replica leads.
 	leaseCfg := rest.CopyConfig(cfg)
-	var guard *leaseGuard
+	var guard *leader.Guard
 	if o.leaderElect {
-		guard = &leaseGuard{renewDeadline: o.renewDeadline}
-		cfg.Wrap(guard.wrap)
+		guard = leader.NewGuard(o.renewDeadline, clock.RealClock{})
+		cfg.Wrap(guard.Wrap)
 	}
 	kubeClient, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -167,7 +169,7 @@ func run(ctx context.Context, o options) error {
 // (ReleaseOnCancel), so a rolling update hands over in about a retry period and the next
 // leader's writes never interleave with this one's. A leader that fails to renew its lease
 // stops fn at once and returns an error, so that the process exits.
-func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *rest.Config, guard *leaseGuard, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
+func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *rest.Config, guard *leader.Guard, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
 	logger := klog.FromContext(ctx)
 	ns := o.leaseNS
 	if ns == "" {
@@ -248,73 +250,6 @@ func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *
 	le.Run(electionCtx)
 	return lost
 }
-
-// leaseGuard is the leader election lock, and lets the other clients write only while this
-// replica holds the lock by its own clock: for renewDeadline after the start of its last
-// successful write of the Lease naming it. Another replica takes the Lease over only a full
-// lease duration after it saw that write, so the two never write at the same time, even when
-// this process was paused (a frozen VM, SIGSTOP) and resumes believing it leads: client-go
-// notices the loss only at its next renewal, which races with the workers.
-type leaseGuard struct {
-	resourcelock.Interface
-	renewDeadline time.Duration
-
-	mu sync.Mutex
-	// renewed is when the last successful write holding the Lease started; zero once
-	// released.
-	renewed time.Time
-}
-
-// Create implements resourcelock.Interface.
-func (g *leaseGuard) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	return g.write(r, func() error { return g.Interface.Create(ctx, r) })
-}
-
-// Update implements resourcelock.Interface.
-func (g *leaseGuard) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	return g.write(r, func() error { return g.Interface.Update(ctx, r) })
-}
-
-func (g *leaseGuard) write(r resourcelock.LeaderElectionRecord, fn func() error) error {
-	start := time.Now()
-	if err := fn(); err != nil {
-		return err
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if r.HolderIdentity == g.Identity() {
-		g.renewed = start
-	} else {
-		g.renewed = time.Time{}
-	}
-	return nil
-}
-
-// leads reports whether this replica may write now.
-func (g *leaseGuard) leads() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return !g.renewed.IsZero() && time.Since(g.renewed) < g.renewDeadline
-}
-
-// wrap makes rt refuse every request but GET, HEAD and OPTIONS while this replica does not
-// lead; the refusal is an error of the request, as a network failure would be.
-func (g *leaseGuard) wrap(rt http.RoundTripper) http.RoundTripper {
-	return roundTripperFunc(func(req *http.Request) (*http.Response, error) {
-		switch req.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
-		default:
-			if !g.leads() {
-				return nil, fmt.Errorf("not sending %s %s: this replica does not hold the leader election lease", req.Method, req.URL.Path)
-			}
-		}
-		return rt.RoundTrip(req)
-	})
-}
-
-type roundTripperFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripperFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // identity names this process in the leader election Lease and in its user agent: the host
 // name (the pod's name in a cluster) and a random UUID, unique even when two replicas share

@@ -1,0 +1,159 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+const (
+	self          = "replica-a"
+	renewDeadline = 10 * time.Second
+)
+
+// fakeLock is a resourcelock.Interface whose writes take took on clock and fail with err.
+type fakeLock struct {
+	clock *testingclock.FakeClock
+	took  time.Duration
+	err   error
+}
+
+func (l *fakeLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	return nil, nil, errors.New("not used")
+}
+
+func (l *fakeLock) Create(context.Context, resourcelock.LeaderElectionRecord) error {
+	l.clock.Step(l.took)
+	return l.err
+}
+
+func (l *fakeLock) Update(context.Context, resourcelock.LeaderElectionRecord) error {
+	l.clock.Step(l.took)
+	return l.err
+}
+
+func (l *fakeLock) RecordEvent(string) {}
+func (l *fakeLock) Identity() string   { return self }
+func (l *fakeLock) Describe() string   { return "fake/lease" }
+
+// step is one thing that happens to the guard: a write of the lock, time passing, or a
+// check of what the wrapped client sends.
+type step struct {
+	create, update bool          // write the lock
+	holder         string        // the written record's holder
+	took           time.Duration // how long the write takes
+	fail           bool          // the write fails
+	wait           time.Duration // time passing after the write, if any
+	// mayWrite is whether a POST must reach the server after this step; GETs always do.
+	mayWrite bool
+}
+
+func TestGuard(t *testing.T) {
+	tests := map[string][]step{
+		"no write of the lock yet": {
+			{mayWrite: false},
+		},
+		"acquired by a create": {
+			{create: true, holder: self, mayWrite: true},
+		},
+		"a renewing leader writes past one renew deadline": {
+			{update: true, holder: self, wait: 6 * time.Second, mayWrite: true},
+			{update: true, holder: self, wait: 6 * time.Second, mayWrite: true},
+			{update: true, holder: self, wait: 9 * time.Second, mayWrite: true},
+		},
+		"a leader paused past its renew deadline does not write": {
+			{update: true, holder: self, wait: 9 * time.Second, mayWrite: true},
+			{wait: time.Second, mayWrite: false},
+			{wait: time.Hour, mayWrite: false},
+		},
+		"a failed renewal does not extend the deadline": {
+			{update: true, holder: self, wait: 6 * time.Second, mayWrite: true},
+			{update: true, holder: self, fail: true, wait: 4 * time.Second, mayWrite: false},
+		},
+		"the deadline counts from the start of a slow renewal": {
+			{update: true, holder: self, took: 4 * time.Second, wait: 5 * time.Second, mayWrite: true},
+			{wait: time.Second, mayWrite: false},
+		},
+		"a write naming another holder (a release) stops writes at once": {
+			{update: true, holder: self, mayWrite: true},
+			{update: true, holder: "", mayWrite: false},
+			{update: true, holder: "replica-b", mayWrite: false},
+		},
+		"a leader that paused, then renewed, writes again": {
+			{update: true, holder: self, wait: 11 * time.Second, mayWrite: false},
+			{update: true, holder: self, mayWrite: true},
+		},
+	}
+	for name, steps := range tests {
+		t.Run(name, func(t *testing.T) {
+			clock := testingclock.NewFakeClock(time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC))
+			lock := &fakeLock{clock: clock}
+			g := NewGuard(renewDeadline, clock)
+			g.Interface = lock
+			server := &countingTransport{}
+			rt := g.Wrap(server)
+			for i, s := range steps {
+				lock.took, lock.err = s.took, nil
+				if s.fail {
+					lock.err = errors.New("etcdserver: request timed out")
+				}
+				record := resourcelock.LeaderElectionRecord{HolderIdentity: s.holder}
+				var err error
+				switch {
+				case s.create:
+					err = g.Create(context.Background(), record)
+				case s.update:
+					err = g.Update(context.Background(), record)
+				}
+				if (err != nil) != s.fail {
+					t.Fatalf("step %d: writing the lock returned %v, want an error: %v", i, err, s.fail)
+				}
+				clock.Step(s.wait)
+
+				if got := g.Leads(); got != s.mayWrite {
+					t.Errorf("step %d: Leads() = %v, want %v", i, got, s.mayWrite)
+				}
+				for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+					before := server.calls
+					_, err := rt.RoundTrip(request(method))
+					sent := server.calls > before
+					if sent != s.mayWrite || (err == nil) != s.mayWrite {
+						t.Errorf("step %d: %s sent %v with error %v; want it sent: %v", i, method, sent, err, s.mayWrite)
+					}
+					if err != nil && !strings.Contains(err.Error(), "does not hold the leader election lease") {
+						t.Errorf("step %d: %s refused with %q, which does not say why", i, method, err)
+					}
+				}
+				for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
+					before := server.calls
+					if _, err := rt.RoundTrip(request(method)); err != nil || server.calls == before {
+						t.Errorf("step %d: %s was not sent (error %v); reads never wait for the lease", i, method, err)
+					}
+				}
+			}
+		})
+	}
+}
+
+func request(method string) *http.Request {
+	req, err := http.NewRequest(method, "https://apiserver.test/api/v1/namespaces/ns/secrets", nil)
+	if err != nil {
+		panic(err)
+	}
+	return req
+}
+
+// countingTransport stands for the API server: it answers every request with 200 OK.
+type countingTransport struct{ calls int }
+
+func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	c.calls++
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+}
