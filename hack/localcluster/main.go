@@ -13,13 +13,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -136,13 +135,15 @@ func status(args []string) error {
 	running := 0
 	for _, name := range localcluster.Components {
 		state := "not started"
-		if b, err := os.ReadFile(filepath.Join(*dir, "pids", name+".pid")); err == nil {
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		pid, ok, err := localcluster.PIDFromDir(*dir, name)
+		switch {
+		case ok:
+			state = fmt.Sprintf("pid %d running", pid)
+			running++
+		case err == nil:
 			state = fmt.Sprintf("pid %d stopped", pid)
-			if pid > 0 && syscall.Kill(pid, 0) == nil {
-				state = fmt.Sprintf("pid %d running", pid)
-				running++
-			}
+		case !errors.Is(err, os.ErrNotExist):
+			state = err.Error()
 		}
 		fmt.Printf("%-24s %s\n", name, state)
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 )
 
@@ -22,8 +23,9 @@ func sysProcAttr(detach bool) *syscall.SysProcAttr {
 }
 
 // pidMatches reports whether pid is still a live (non-zombie) process whose
-// command line mentions name. It guards StopFromDir against signalling an
-// unrelated process that reused a stale pid.
+// program is name: the base name of its argv[0], which is <BinDir>/<name> for
+// a component. It keeps StopFromDir from signalling, and PIDFromDir from
+// reporting as running, an unrelated process that reused a stale pid.
 func pidMatches(pid int, name string) bool {
 	if !pidRunning(pid) {
 		return false
@@ -32,7 +34,8 @@ func pidMatches(pid int, name string) bool {
 	if err != nil {
 		return false
 	}
-	return bytes.Contains(cmdline, []byte(name))
+	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
+	return filepath.Base(string(argv0)) == name
 }
 
 // pidRunning reports whether pid exists and is not a zombie.
