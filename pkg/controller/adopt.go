@@ -173,18 +173,18 @@ func (c *Controller) serviceClient(rolledOut bool) kindClient[*corev1.Service] {
 	if rolledOut {
 		return c.services
 	}
-	k := c.services
+	k, owned := c.services, c.services
 	held := func(live *corev1.Service, component string) bool {
 		return equality.Semantic.DeepEqual(live.Spec.Selector, resources.EarlierSelector(component))
 	}
 	k.drifted = func(desired, live *corev1.Service) bool {
-		return !held(live, desired.Labels[resources.ComponentLabel]) && serviceDrifted(desired, live)
+		return !held(live, desired.Labels[resources.ComponentLabel]) && owned.drifted(desired, live)
 	}
 	k.merge = func(desired, live *corev1.Service) *corev1.Service {
 		if held(live, desired.Labels[resources.ComponentLabel]) {
 			return live.DeepCopy()
 		}
-		return mergeService(desired, live)
+		return owned.merge(desired, live)
 	}
 	return k
 }

@@ -72,10 +72,10 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	if st.config == "" {
 		return st, nil
 	}
-	k := c.configMaps
+	k, owned := c.configMaps, c.configMaps
 	if m.Status.ConfigSource != monoclev1alpha1.ConfigFromSpec {
 		k.merge = func(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
-			out := mergeConfigMap(desired, live)
+			out := owned.merge(desired, live)
 			if replaced := live.Data[resources.ConfigKey]; replaced != "" && replaced != desired.Data[resources.ConfigKey] {
 				out.Data[resources.ReplacedConfigKey] = replaced
 			}

@@ -1,0 +1,210 @@
+package controller
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// The drift rule. The fields the operator owns in an object are the fields its builder sets:
+// every field of the desired object that is not the zero value, at any depth. No list of
+// fields is kept by hand, so a field a builder starts to set is owned at once: compared with
+// the live object (ownedDiffers) and written back when someone changed it (mergeOwned).
+//
+//   - A field the builder leaves zero is not owned: the API server defaults it, or someone
+//     else sets it, and the operator leaves it as it is. A zero value the operator means (a
+//     count of 0, false) is built as a non-nil pointer, which is owned whole.
+//   - A list the builder sets is owned whole: same length, each element compared by this rule
+//     (so the API server's defaults inside a container are not drift), and replaced whole.
+//   - A map the builder sets is owned whole (a selector with an extra key is drift), except
+//     the open maps others add to: labels and annotations, and the data of Secrets and
+//     ConfigMaps, where only the builder's keys are owned.
+//   - Quantities compare by value ("1Gi" equals "1024Mi"), int-or-strings as values.
+//   - A union (a struct whose fields are alternatives, such as a Deployment's strategy, whose
+//     rollingUpdate is forbidden with type Recreate) is compared by the rule but written whole
+//     (unions), so a member someone else set does not survive next to the builder's. Lists
+//     are written whole anyway, which covers the unions inside them (probe handlers, volume
+//     and env sources).
+//   - Object metadata is compared by metadataDrifted, status never; fields Kubernetes does not
+//     let an update change are named per kind (immutable) and skipped, so an adopted object
+//     keeps its own.
+//
+// What the operator no longer wants (a field the builder stopped setting) shows in the spec
+// hash annotation, which changes with the desired spec: the update then writes the desired
+// fields and drops the operator's own annotations the desired object no longer has.
+
+// openMaps are the struct fields holding maps others add keys to.
+var openMaps = map[string]bool{"Labels": true, "Annotations": true, "Data": true}
+
+// unions are the union types the builders set outside lists, written whole by mergeOwned
+// (Kubernetes API validation forbids their members together: apps/v1 DeploymentStrategy and
+// StatefulSetUpdateStrategy, policy/v1 PodDisruptionBudgetSpec's minAvailable and
+// maxUnavailable).
+var unions = map[reflect.Type]bool{
+	reflect.TypeOf(appsv1.DeploymentStrategy{}):        true,
+	reflect.TypeOf(appsv1.StatefulSetUpdateStrategy{}): true,
+	reflect.TypeOf(policyv1.PodDisruptionBudgetSpec{}): true,
+}
+
+var (
+	quantityType    = reflect.TypeOf(resource.Quantity{})
+	intOrStringType = reflect.TypeOf(intstr.IntOrString{})
+	objectMetaType  = reflect.TypeOf(metav1.ObjectMeta{})
+	typeMetaType    = reflect.TypeOf(metav1.TypeMeta{})
+)
+
+// ownedDiffers reports whether live differs from desired in a field desired sets, by the
+// rule above. desired and live are pointers to objects of one kind; immutable names the
+// fields ("Spec.Selector") left out of the comparison.
+func ownedDiffers(desired, live any, immutable map[string]bool) bool {
+	return differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", false, immutable)
+}
+
+func differs(d, l reflect.Value, path string, open bool, immutable map[string]bool) bool {
+	switch d.Type() {
+	case quantityType:
+		dq, lq := d.Interface().(resource.Quantity), l.Interface().(resource.Quantity)
+		return dq.Cmp(lq) != 0
+	case intOrStringType:
+		return d.Interface() != l.Interface()
+	}
+	switch d.Kind() {
+	case reflect.Pointer:
+		if d.IsNil() {
+			return false
+		}
+		return l.IsNil() || differs(d.Elem(), l.Elem(), path, open, immutable)
+	case reflect.Struct:
+		for i := range d.NumField() {
+			f := d.Type().Field(i)
+			p := join(path, f.Name)
+			if skipField(path, f, immutable[p]) || d.Field(i).IsZero() {
+				continue
+			}
+			if differs(d.Field(i), l.Field(i), p, openMaps[f.Name], immutable) {
+				return true
+			}
+		}
+		return false
+	case reflect.Map:
+		if d.Len() == 0 {
+			return false
+		}
+		if !open && l.Len() != d.Len() {
+			return true
+		}
+		for _, k := range d.MapKeys() {
+			lv := l.MapIndex(k)
+			if !lv.IsValid() || differs(d.MapIndex(k), lv, path, false, immutable) {
+				return true
+			}
+		}
+		return false
+	case reflect.Slice:
+		if d.Len() == 0 {
+			return false
+		}
+		if d.Type().Elem().Kind() == reflect.Uint8 {
+			return !bytes.Equal(d.Bytes(), l.Bytes())
+		}
+		if l.Len() != d.Len() {
+			return true
+		}
+		for i := range d.Len() {
+			if differs(d.Index(i), l.Index(i), path, false, immutable) {
+				return true
+			}
+		}
+		return false
+	default:
+		return !reflect.DeepEqual(d.Interface(), l.Interface())
+	}
+}
+
+// mergeOwned returns a copy of live with every field desired sets written, by the rule
+// above: open maps get desired's keys (and lose the operator's annotations desired no longer
+// has), other maps, lists and scalars are replaced, structs merged field by field. live is
+// not changed. The type parameter is a pointer to an API object.
+func mergeOwned[T object](desired, live T, immutable map[string]bool) T {
+	// The merged object shares maps, lists and pointers with this copy of desired alone.
+	from := desired.DeepCopyObject().(T)
+	out := live.DeepCopyObject().(T)
+	merge(reflect.ValueOf(from).Elem(), reflect.ValueOf(out).Elem(), "", false, immutable)
+	return out
+}
+
+func merge(d, out reflect.Value, path string, open bool, immutable map[string]bool) {
+	if t := d.Type(); t == quantityType || t == intOrStringType || unions[t] {
+		out.Set(d)
+		return
+	}
+	switch d.Kind() {
+	case reflect.Pointer:
+		switch {
+		case d.IsNil():
+		case out.IsNil():
+			out.Set(d)
+		default:
+			merge(d.Elem(), out.Elem(), path, open, immutable)
+		}
+	case reflect.Struct:
+		for i := range d.NumField() {
+			f := d.Type().Field(i)
+			p := join(path, f.Name)
+			if skipField(path, f, immutable[p]) || d.Field(i).IsZero() {
+				continue
+			}
+			merge(d.Field(i), out.Field(i), p, openMaps[f.Name], immutable)
+		}
+	case reflect.Map:
+		if d.Len() == 0 {
+			return
+		}
+		if !open {
+			out.Set(d)
+			return
+		}
+		merged := reflect.MakeMap(d.Type())
+		for _, k := range out.MapKeys() {
+			// The operator's own annotations that desired no longer has go, so none is left
+			// stale (a config hash for an image that reloads config by itself).
+			if key, ok := k.Interface().(string); ok && strings.HasSuffix(path, "Annotations") && strings.HasPrefix(key, resources.AnnotationPrefix) {
+				continue
+			}
+			merged.SetMapIndex(k, out.MapIndex(k))
+		}
+		for _, k := range d.MapKeys() {
+			merged.SetMapIndex(k, d.MapIndex(k))
+		}
+		out.Set(merged)
+	default:
+		out.Set(d)
+	}
+}
+
+// skipField reports whether a struct field is outside the rule: type and object metadata
+// and status at the top level, and the immutable fields of a kind.
+func skipField(path string, f reflect.StructField, immutable bool) bool {
+	if immutable || !f.IsExported() {
+		return true
+	}
+	if path == "" {
+		return f.Type == typeMetaType || f.Type == objectMetaType || f.Name == "Status"
+	}
+	return false
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
