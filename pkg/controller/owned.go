@@ -185,9 +185,13 @@ func (c *Controller) newKindClients() {
 	c.userConfigMaps.merge = func(_, live *corev1.ConfigMap) *corev1.ConfigMap { return live.DeepCopy() }
 	c.services = newKindClient("Service", func(ns, name string) (*corev1.Service, error) { return c.servicesLister.Services(ns).Get(name) },
 		func(ns string) typedClient[*corev1.Service] { return core.Services(ns) })
-	c.deployments = newKindClient("Deployment", func(ns, name string) (*appsv1.Deployment, error) { return c.deploymentsLister.Deployments(ns).Get(name) },
+	c.deployments = newKindClient("Deployment", func(ns, name string) (*appsv1.Deployment, error) {
+		return c.deploymentsLister.Deployments(ns).Get(name)
+	},
 		func(ns string) typedClient[*appsv1.Deployment] { return apps.Deployments(ns) }, "Spec.Selector")
-	c.statefulSets = newKindClient("StatefulSet", func(ns, name string) (*appsv1.StatefulSet, error) { return c.statefulSetsLister.StatefulSets(ns).Get(name) },
+	c.statefulSets = newKindClient("StatefulSet", func(ns, name string) (*appsv1.StatefulSet, error) {
+		return c.statefulSetsLister.StatefulSets(ns).Get(name)
+	},
 		func(ns string) typedClient[*appsv1.StatefulSet] { return apps.StatefulSets(ns) },
 		"Spec.Selector", "Spec.ServiceName", "Spec.VolumeClaimTemplates", "Spec.PodManagementPolicy")
 	c.pdbs = newKindClient("PodDisruptionBudget", func(ns, name string) (*policyv1.PodDisruptionBudget, error) {
