@@ -138,10 +138,10 @@ func addNode(ctx context.Context, kube kubernetes.Interface, name string) error 
 	if _, err := kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("creating node %s: %w", name, err)
 	}
-	return poll(ctx, 60*time.Second, 200*time.Millisecond, "node "+name+" Ready", func() (bool, error) {
+	return testkit.Poll(ctx, 200*time.Millisecond, 60*time.Second, "node "+name+" Ready", func(ctx context.Context) error {
 		n, err := kube.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			return false, err
+			return err
 		}
 		var keep []corev1.Taint
 		for _, t := range n.Spec.Taints {
@@ -151,15 +151,17 @@ func addNode(ctx context.Context, kube kubernetes.Interface, name string) error 
 		}
 		if len(keep) != len(n.Spec.Taints) {
 			n.Spec.Taints = keep
-			_, err := kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
-			return false, err
+			if _, err := kube.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+				return err
+			}
+			return errors.New("not-ready taint removed, not yet Ready")
 		}
 		for _, c := range n.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-				return true, nil
+				return nil
 			}
 		}
-		return false, nil
+		return errors.New("not Ready")
 	})
 }
 
@@ -184,10 +186,10 @@ func createNamespaces(ctx context.Context, kube kubernetes.Interface, names []st
 	for _, n := range names {
 		want[n] = true
 	}
-	return poll(ctx, 120*time.Second, 200*time.Millisecond, "default ServiceAccounts", func() (bool, error) {
+	return testkit.Poll(ctx, 200*time.Millisecond, 120*time.Second, "default ServiceAccounts", func(ctx context.Context) error {
 		list, err := kube.CoreV1().ServiceAccounts("").List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=default"})
 		if err != nil {
-			return false, err
+			return err
 		}
 		found := 0
 		for _, sa := range list.Items {
@@ -195,7 +197,10 @@ func createNamespaces(ctx context.Context, kube kubernetes.Interface, names []st
 				found++
 			}
 		}
-		return found == len(want), nil
+		if found != len(want) {
+			return fmt.Errorf("%d of %d namespaces have one", found, len(want))
+		}
+		return nil
 	})
 }
 
@@ -235,32 +240,6 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 	return first
 }
 
-// poll calls check every interval until it returns true, timeout passes or ctx ends.
-func poll(ctx context.Context, timeout, interval time.Duration, what string, check func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
-	var lastErr error
-	for {
-		ok, err := check()
-		if ok {
-			return nil
-		}
-		if err != nil {
-			lastErr = err
-		}
-		if time.Now().After(deadline) {
-			if lastErr != nil {
-				return fmt.Errorf("timed out after %s waiting for %s (last error: %v)", timeout, what, lastErr)
-			}
-			return fmt.Errorf("timed out after %s waiting for %s", timeout, what)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(interval):
-		}
-	}
-}
-
 // startOperator starts an operator against e with the client setting s plus extra flags, serving
 // /metrics on a free loopback port, electing its leader in leaseNamespace.
 func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (*testkit.Process, error) {
@@ -293,11 +272,25 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 
 // waitReady waits until op's /readyz answers 200 (every informer cache synced).
 func waitReady(ctx context.Context, op *testkit.Process, timeout time.Duration) error {
-	return poll(ctx, timeout, 50*time.Millisecond, "operator "+op.Name+" /readyz", func() (bool, error) {
+	return testkit.Poll(ctx, 50*time.Millisecond, timeout, "operator "+op.Name+" /readyz", func(ctx context.Context) error {
 		if !op.Alive() {
-			return false, errors.New("operator exited; see " + op.LogPath)
+			return errors.New("operator exited; see " + op.LogPath)
 		}
 		code, _, err := op.Get(ctx, "/readyz")
-		return code == http.StatusOK, err
+		if err == nil && code != http.StatusOK {
+			err = fmt.Errorf("HTTP %d", code)
+		}
+		return err
 	})
+}
+
+// errNotInAudit is why a poll for an operator's write goes on: the audit log does not hold it yet.
+var errNotInAudit = errors.New("not in the audit log yet")
+
+// logHas returns nil when op's log holds s, and why not otherwise.
+func logHas(op *testkit.Process, s string) error {
+	if !strings.Contains(op.Log(), s) {
+		return fmt.Errorf("%s's log does not hold %q", op.Name, s)
+	}
+	return nil
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -200,9 +202,12 @@ func (b *bench) memory(ctx context.Context, e *env, op *testkit.Process, s setti
 	if err := waitReady(ctx, op, time.Minute); err != nil {
 		return nil, err
 	}
-	if err := poll(ctx, time.Minute, 100*time.Millisecond, "every Monocle synced", func() (bool, error) {
+	if err := testkit.Poll(ctx, 100*time.Millisecond, time.Minute, "every Monocle synced", func(ctx context.Context) error {
 		m, err := op.Metrics(ctx)
-		return err == nil && m.Sum("monocle_operator_syncs_total") >= float64(monocles), err
+		if err == nil && m.Sum("monocle_operator_syncs_total") < float64(monocles) {
+			err = fmt.Errorf("%v syncs", m.Sum("monocle_operator_syncs_total"))
+		}
+		return err
 	}); err != nil {
 		return nil, err
 	}
@@ -248,8 +253,11 @@ func (b *bench) memory(ctx context.Context, e *env, op *testkit.Process, s setti
 		return m.Sum("go_gc_cycles_total_gc_cycles_total")
 	}
 	cycles := gcs()
-	if err := poll(ctx, 150*time.Second, 500*time.Millisecond, "a garbage collection", func() (bool, error) {
-		return gcs() > cycles, nil
+	if err := testkit.Poll(ctx, 500*time.Millisecond, 150*time.Second, "a garbage collection", func(context.Context) error {
+		if gcs() <= cycles {
+			return errors.New("no new cycle")
+		}
+		return nil
 	}); err != nil {
 		return nil, err
 	}
@@ -313,15 +321,15 @@ func (b *bench) drift(ctx context.Context, e *env, batch []string) error {
 	missed := 0
 	wait := func(t0 time.Time, ns, name, verb string) (float64, error) {
 		var at time.Time
-		err := poll(ctx, 10*time.Second, 10*time.Millisecond, verb+" of "+ns+"/"+name, func() (bool, error) {
+		err := testkit.Poll(ctx, 10*time.Millisecond, 10*time.Second, verb+" of "+ns+"/"+name, func(context.Context) error {
 			evs, err := e.operatorWritesAfter(t0, ns)
 			for _, ev := range evs {
 				if ev.ObjectRef.Resource == "deployments" && ev.ObjectRef.Name == name && ev.Verb == verb && ev.ResponseStatus.Code < 300 {
 					at = ev.Completed
-					return true, nil
+					return nil
 				}
 			}
-			return false, err
+			return cmp.Or(err, errNotInAudit)
 		})
 		return since(t0, at), err
 	}

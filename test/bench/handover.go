@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -43,8 +44,8 @@ func (b *bench) handover(ctx context.Context, e *env, leader *testkit.Process, s
 				return err
 			}
 			// The standby has read the lease and found it held.
-			if err := poll(ctx, 30*time.Second, 100*time.Millisecond, "the standby to see the leader", func() (bool, error) {
-				return strings.Contains(standby.Log(), "Another replica leads"), nil
+			if err := testkit.Poll(ctx, 100*time.Millisecond, 30*time.Second, "the standby to see the leader", func(context.Context) error {
+				return logHas(standby, "Another replica leads")
 			}); err != nil {
 				return err
 			}
@@ -66,15 +67,15 @@ func (b *bench) handover(ctx context.Context, e *env, leader *testkit.Process, s
 				return err
 			}
 			var at time.Time
-			if err := poll(ctx, 2*leaseDuration+30*time.Second, 20*time.Millisecond, "the new leader to reconcile "+ns, func() (bool, error) {
+			if err := testkit.Poll(ctx, 20*time.Millisecond, 2*leaseDuration+30*time.Second, "the new leader to reconcile "+ns, func(context.Context) error {
 				evs, err := e.operatorWritesAfter(t0, ns)
 				for _, ev := range evs {
 					if ownedCreate(ev) {
 						at = ev.Completed
-						return true, nil
+						return nil
 					}
 				}
-				return false, err
+				return cmp.Or(err, errNotInAudit)
 			}); err != nil {
 				return err
 			}
@@ -84,8 +85,8 @@ func (b *bench) handover(ctx context.Context, e *env, leader *testkit.Process, s
 				return fmt.Errorf("the old leader %s did not exit after %s", leader.Name, sig)
 			}
 			// klog flushes every 5 s: wait for the standby's line.
-			if err := poll(ctx, 15*time.Second, 200*time.Millisecond, "the standby's log of "+ns, func() (bool, error) {
-				return strings.Contains(standby.Log(), `object="`+ns+`/`), nil
+			if err := testkit.Poll(ctx, 200*time.Millisecond, 15*time.Second, "the standby's log of "+ns, func(context.Context) error {
+				return logHas(standby, `object="`+ns+`/`)
 			}); err != nil {
 				return fmt.Errorf("%s: the standby did not make the first create (the old leader did?): %w", ns, err)
 			}

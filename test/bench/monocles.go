@@ -13,6 +13,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // monocleName is the name of every Monocle the bench creates (one per namespace).
@@ -66,7 +67,7 @@ func (t *readyTracker) readyAt(ns string) (time.Time, bool) {
 func (t *readyTracker) waitAllReady(ctx context.Context, namespaces []string, timeout time.Duration) (time.Time, error) {
 	var last time.Time
 	notReady := 0
-	err := poll(ctx, timeout, 20*time.Millisecond, "Monocles Ready", func() (bool, error) {
+	err := testkit.Poll(ctx, 20*time.Millisecond, timeout, "Monocles Ready", func(context.Context) error {
 		last, notReady = time.Time{}, 0
 		for _, ns := range namespaces {
 			at, ok := t.readyAt(ns)
@@ -78,7 +79,10 @@ func (t *readyTracker) waitAllReady(ctx context.Context, namespaces []string, ti
 				last = at
 			}
 		}
-		return notReady == 0, nil
+		if notReady > 0 {
+			return fmt.Errorf("%d not Ready", notReady)
+		}
+		return nil
 	})
 	if err != nil {
 		return last, fmt.Errorf("%d of %d Monocles not Ready: %w", notReady, len(namespaces), err)
@@ -112,17 +116,20 @@ func names(prefix string, n int) []string {
 // excluded) for quiet, or until timeout; it returns the time of the last write seen.
 func (e *env) waitQuiet(ctx context.Context, after time.Time, quiet, timeout time.Duration, namespaces ...string) (time.Time, error) {
 	last := after
-	err := poll(ctx, timeout, 100*time.Millisecond, "the operator to go quiet", func() (bool, error) {
+	err := testkit.Poll(ctx, 100*time.Millisecond, timeout, "the operator to go quiet", func(context.Context) error {
 		writes, err := e.operatorWritesAfter(after, namespaces...)
 		if err != nil {
-			return false, err
+			return err
 		}
 		for _, w := range writes {
 			if w.Completed.After(last) {
 				last = w.Completed
 			}
 		}
-		return time.Since(last) >= quiet, nil
+		if time.Since(last) < quiet {
+			return fmt.Errorf("last write at %s", last.Format(time.StampMilli))
+		}
+		return nil
 	})
 	return last, err
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -292,20 +294,20 @@ func (b *bench) startup(ctx context.Context, e *env, op *testkit.Process, s sett
 		op = next
 		t0 := op.Started
 		var ready, first, all time.Time
-		err = poll(ctx, 3*time.Minute, 25*time.Millisecond, "start-up", func() (bool, error) {
+		err = testkit.Poll(ctx, 25*time.Millisecond, 3*time.Minute, "start-up", func(ctx context.Context) error {
 			if !op.Alive() {
-				return false, fmt.Errorf("operator exited; see %s", op.LogPath)
+				return fmt.Errorf("operator exited; see %s", op.LogPath)
 			}
 			now := time.Now()
 			if ready.IsZero() {
 				if code, _, err := op.Get(ctx, "/readyz"); err == nil && code == 200 {
 					ready = now
 				}
-				return false, nil
+				return errors.New("not ready")
 			}
 			m, err := op.Metrics(ctx)
 			if err != nil {
-				return false, err
+				return err
 			}
 			synced := m.Sum("monocle_operator_syncs_total")
 			if synced >= 1 && first.IsZero() {
@@ -314,21 +316,24 @@ func (b *bench) startup(ctx context.Context, e *env, op *testkit.Process, s sett
 			if synced >= float64(total) && all.IsZero() {
 				all = now
 			}
-			return !all.IsZero(), nil
+			if all.IsZero() {
+				return fmt.Errorf("%v of %d Monocles synced", synced, total)
+			}
+			return nil
 		})
 		if err != nil {
 			return err
 		}
 		var newAt time.Time
-		if err := poll(ctx, time.Minute, 50*time.Millisecond, "the new Monocle's objects", func() (bool, error) {
+		if err := testkit.Poll(ctx, 50*time.Millisecond, time.Minute, "the new Monocle's objects", func(context.Context) error {
 			evs, err := e.operatorWritesAfter(t0, ns)
 			for _, ev := range evs {
 				if ownedCreate(ev) {
 					newAt = ev.Completed
-					return true, nil
+					return nil
 				}
 			}
-			return false, err
+			return cmp.Or(err, errNotInAudit)
 		}); err != nil {
 			return err
 		}

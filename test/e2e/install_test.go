@@ -33,7 +33,7 @@ var sample = &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "monoc
 // operator's ServiceAccount, and follows a Monocle through leader changes (SIGTERM, SIGKILL,
 // a leader paused past its lease), then uninstalls with `kubectl delete -f deploy/`.
 func TestClusterWideInstall(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	uninstall(t, "-f", "deploy/")
 
@@ -68,7 +68,7 @@ func TestClusterWideInstall(t *testing.T) {
 	t.Logf("replica %s leads", leader.Name)
 	for _, r := range []*replica{a, b} {
 		for _, path := range []string{"/healthz", "/readyz"} {
-			eventually(t, time.Minute, "replica "+r.Name+" "+path, func() error {
+			testkit.Eventually(t, 250*time.Millisecond, time.Minute, "replica "+r.Name+" "+path, func() error {
 				code, body, err := r.Get(ctx, path)
 				if err != nil || code != http.StatusOK {
 					return fmt.Errorf("%d %s %v", code, body, err)
@@ -79,7 +79,7 @@ func TestClusterWideInstall(t *testing.T) {
 	}
 
 	ns := "e2e-cluster"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	mustKubectl(t, "apply", "-n", ns, "-f", "deploy/samples/monocle.yaml")
 	waitReady(t, ns, sample.Name)
 	// A Service with the name the Monocle "taken" needs, not controlled by it: a failure.
@@ -173,7 +173,7 @@ func TestClusterWideInstall(t *testing.T) {
 	t.Logf("SIGTERM: replica %s leads %s after the leader was stopped", standby.Name, time.Since(stopped).Round(10*time.Millisecond))
 	// The Monocle keeps converging: two API replicas get a PodDisruptionBudget.
 	scaleAPI(t, ns, 2)
-	eventually(t, 2*time.Minute, "PodDisruptionBudget "+resources.APIName(sample), func() error {
+	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "PodDisruptionBudget "+resources.APIName(sample), func() error {
 		_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
 		return err
 	})
@@ -188,7 +188,7 @@ func TestClusterWideInstall(t *testing.T) {
 	waitLeader(t, leaseDuration+time.Minute, standby)
 	t.Logf("SIGKILL: replica %s leads %s after the leader was killed (lease duration %s)", standby.Name, time.Since(stopped).Round(10*time.Millisecond), leaseDuration)
 	scaleAPI(t, ns, 1)
-	eventually(t, 2*time.Minute, "PodDisruptionBudget deleted", func() error {
+	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "PodDisruptionBudget deleted", func() error {
 		_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -207,7 +207,7 @@ func TestClusterWideInstall(t *testing.T) {
 	leader.signal(t, syscall.SIGSTOP)
 	waitLeader(t, leaseDuration+time.Minute, standby)
 	mustKubectl(t, "scale", "-n", ns, "deployment/"+resources.CrawlerName(sample), "--replicas=0")
-	eventually(t, 2*time.Minute, "the crawler Deployment repaired by the new leader", func() error {
+	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "the crawler Deployment repaired by the new leader", func() error {
 		crawler, err := env.kube.AppsV1().Deployments(ns).Get(ctx, resources.CrawlerName(sample), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -271,7 +271,7 @@ func TestClusterWideInstall(t *testing.T) {
 				check = append(check, "--subresource="+sub)
 			}
 			// The aggregation controller fills "view", "edit" and "admin" in asynchronously.
-			eventually(t, time.Minute, fmt.Sprintf("%s can-i %s %s = %v", c.user, c.verb, c.resource, c.allowed), func() error {
+			testkit.Eventually(t, 250*time.Millisecond, time.Minute, fmt.Sprintf("%s can-i %s %s = %v", c.user, c.verb, c.resource, c.allowed), func() error {
 				if got := canI(t, c.user, check...); (got == "yes") != c.allowed {
 					return fmt.Errorf("kubectl auth can-i says %q", got)
 				}
@@ -304,7 +304,7 @@ func TestClusterWideInstall(t *testing.T) {
 		}
 		// Deleting the CRD deletes the Monocles; the garbage collector then deletes what they
 		// own, and the Elasticsearch volume, which they do not own, stays.
-		eventually(t, 2*time.Minute, "StatefulSet garbage-collected", func() error {
+		testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "StatefulSet garbage-collected", func() error {
 			_, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(sample), metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -325,12 +325,12 @@ func TestClusterWideInstall(t *testing.T) {
 // operator with the Deployment's --namespaces under that RBAC: a Monocle in the watched
 // namespace converges, one elsewhere is left alone, and nothing is forbidden.
 func TestNamespacedInstall(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	uninstall(t, "-f", "deploy/")
-	createNamespace(t, namespacedWatch)
+	testkit.MustCreateNamespace(t, env.kube, namespacedWatch)
 	elsewhere := "e2e-elsewhere"
-	createNamespace(t, elsewhere)
+	testkit.MustCreateNamespace(t, env.kube, elsewhere)
 
 	overlay := namespacedOverlay(t)
 	out := mustKubectl(t, "apply", "-k", overlay)
@@ -435,7 +435,7 @@ func scaleAPI(t *testing.T, ns string, replicas int) {
 // contains message.
 func expectEvent(t *testing.T, ns, monocle, eventType, reason, message string) {
 	t.Helper()
-	eventually(t, time.Minute, fmt.Sprintf("%s event %s %q on Monocle %s", eventType, reason, message, monocle), func() error {
+	testkit.Eventually(t, 250*time.Millisecond, time.Minute, fmt.Sprintf("%s event %s %q on Monocle %s", eventType, reason, message, monocle), func() error {
 		events, err := env.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
 			FieldSelector: "involvedObject.kind=Monocle,involvedObject.name=" + monocle,
 		})

@@ -132,14 +132,6 @@ func setUp(m *testing.M) (int, error) {
 	return code, nil
 }
 
-// needCluster skips a test in -short mode, where no cluster is started.
-func needCluster(t *testing.T) {
-	t.Helper()
-	if env.cluster == nil {
-		t.Skip("needs the local control plane; not started with -short")
-	}
-}
-
 // kubectl runs kubectl as the cluster admin and returns its combined output.
 func kubectl(args ...string) (string, error) {
 	return env.kubectl.Run(context.Background(), args...)
@@ -154,30 +146,4 @@ func kubectlStdin(stdin string, args ...string) (string, error) {
 func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
 	return env.kubectl.Must(t, args...)
-}
-
-// eventually polls check every 250ms until it returns nil or timeout passes, then fails the
-// test with check's last error.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = check(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// createNamespace creates a namespace enforcing the restricted Pod Security Standard, and
-// deletes it when the test ends.
-func createNamespace(t *testing.T, name string) {
-	t.Helper()
-	mustKubectl(t, "create", "namespace", name)
-	mustKubectl(t, "label", "namespace", name, "pod-security.kubernetes.io/enforce=restricted")
-	t.Cleanup(func() { _, _ = kubectl("delete", "namespace", name, "--wait=false") })
 }

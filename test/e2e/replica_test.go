@@ -120,7 +120,7 @@ func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ..
 	}
 	r := &replica{Process: p}
 	t.Cleanup(func() { r.stop() })
-	eventually(t, time.Minute, "replica "+name+" logs its identity", func() error {
+	testkit.Eventually(t, 250*time.Millisecond, time.Minute, "replica "+name+" logs its identity", func() error {
 		if !r.Alive() {
 			return fmt.Errorf("exited: %v\n%s", r.Err(), r.Log())
 		}
@@ -192,7 +192,7 @@ func leaseHolder() (string, error) {
 func waitLeader(t *testing.T, timeout time.Duration, replicas ...*replica) *replica {
 	t.Helper()
 	var leader *replica
-	eventually(t, timeout, "a replica leads", func() error {
+	testkit.Eventually(t, 250*time.Millisecond, timeout, "a replica leads", func() error {
 		holder, err := leaseHolder()
 		if err != nil {
 			return err

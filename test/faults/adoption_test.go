@@ -124,7 +124,7 @@ func testAdoptionCrashes(t *testing.T) {
 	midway, total := 0, 0
 	for r, plan := range plans {
 		ns := fmt.Sprintf("faults-adopt-%d", r)
-		if err := createNamespace(ctx, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 			t.Fatal(err)
 		}
 		var earlier []*testkit.EarlierMonocle
@@ -144,7 +144,7 @@ func testAdoptionCrashes(t *testing.T) {
 			}
 			// The operator has seen it paused (and written that), so every write it makes in
 			// the namespace after the un-pause is the adoption's.
-			if err := waitFor(ctx, 30*time.Second, e.Name+" reported paused", func(ctx context.Context) error {
+			if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, e.Name+" reported paused", func(ctx context.Context) error {
 				return pausedReported(ctx, e.Namespace, e.Name)
 			}); err != nil {
 				t.Fatal(err)
@@ -225,7 +225,7 @@ func testAdoptionCrashes(t *testing.T) {
 			t.Errorf("run %d: no kill landed mid-adoption (kills: %s); the run tested nothing", r, killList(kills))
 		}
 		var before testkit.Metrics
-		if err := waitFor(ctx, 30*time.Second, op.Name+" serves /metrics", func(ctx context.Context) error {
+		if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, op.Name+" serves /metrics", func(ctx context.Context) error {
 			before, err = op.Metrics(ctx)
 			return err
 		}); err != nil {

@@ -41,7 +41,7 @@ func testConflicts(t *testing.T) {
 	sc := beginScenario(t, "5. conflicting writers")
 	defer sc.finish()
 	ns := "faults-conflict"
-	if err := createNamespace(ctx, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 		t.Fatal(err)
 	}
 	op := env.operators.start(t)

@@ -73,7 +73,7 @@ func testControlPlaneRestarts(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 3))
 	ns := "faults-restart"
-	if err := createNamespace(ctx, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 		t.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -114,7 +114,7 @@ func testControlPlaneRestarts(t *testing.T) {
 		// Strike mid-reconcile: as soon as the operator has written the first object of the
 		// first Monocle created (its keys' Secret, the first thing a sync writes), so the
 		// syncs of the new Monocles are under way.
-		if err := waitFor(ctx, 30*time.Second, "the operator reconciles "+created[0], func(ctx context.Context) error {
+		if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, "the operator reconciles "+created[0], func(ctx context.Context) error {
 			_, err := env.kube.CoreV1().Secrets(ns).Get(ctx, created[0]+"-api-keys", metav1.GetOptions{})
 			return err
 		}); err != nil {
@@ -260,7 +260,7 @@ func checkWatchesResume(ctx context.Context, ns, edited, deleted string, variant
 	if err := env.kube.CoreV1().Services(ns).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
 		return time.Time{}, err
 	}
-	err = waitFor(ctx, time.Until(deadline), "the operator applies the edit of "+edited+" and recreates Service "+svc.Name, func(ctx context.Context) error {
+	err = testkit.Poll(ctx, 200*time.Millisecond, time.Until(deadline), "the operator applies the edit of "+edited+" and recreates Service "+svc.Name, func(ctx context.Context) error {
 		if err := configApplied(ctx, ns, edited, variant, false); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // crashReadyBudget is issue 7's bound: every Monocle ends Ready within 60 s of the last
@@ -32,7 +33,7 @@ func testOperatorCrashes(t *testing.T) {
 	var namespaces []string
 	for i := range nsCount {
 		ns := fmt.Sprintf("faults-crash-%d", i)
-		if err := createNamespace(ctx, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 			t.Fatal(err)
 		}
 		namespaces = append(namespaces, ns)

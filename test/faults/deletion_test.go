@@ -39,7 +39,7 @@ func testDeletions(t *testing.T) {
 	ctx := context.Background()
 	sc := beginScenario(t, "6. deletions: Monocle with a running Job, namespace")
 	defer sc.finish()
-	if err := createNamespace(ctx, holdNamespace); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.kube, holdNamespace); err != nil {
 		t.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -73,7 +73,7 @@ func testDeletions(t *testing.T) {
 		if err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Delete(ctx, nm, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
 			t.Fatal(err)
 		}
-		err = waitFor(ctx, deletionBudget, "Monocle "+nm+" and all it owned gone", func(ctx context.Context) error {
+		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "Monocle "+nm+" and all it owned gone", func(ctx context.Context) error {
 			_, err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Get(ctx, nm, metav1.GetOptions{})
 			if err == nil {
 				return fmt.Errorf("the Monocle still exists")
@@ -108,7 +108,7 @@ func testDeletions(t *testing.T) {
 
 	for r := range env.size.namespaceRuns {
 		ns := fmt.Sprintf("%s-%d", namespaceDeletionPrefix, r)
-		if err := createNamespace(ctx, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 			t.Fatal(err)
 		}
 		var jobs []string
@@ -132,7 +132,7 @@ func testDeletions(t *testing.T) {
 		if err := env.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		err = waitFor(ctx, deletionBudget, "namespace "+ns+" gone", func(ctx context.Context) error {
+		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "namespace "+ns+" gone", func(ctx context.Context) error {
 			n, err := env.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
@@ -191,7 +191,7 @@ func checkNoErrorLoop(ctx context.Context, t *testing.T, op *operator, before te
 // update-idents Job of the new config to run (its pod Running, the status saying so). It
 // returns the Job's name.
 func runningJob(ctx context.Context, ns, name string) (string, error) {
-	if err := waitFor(ctx, 2*time.Minute, name+" Ready", func(ctx context.Context) error {
+	if err := testkit.Poll(ctx, 200*time.Millisecond, 2*time.Minute, name+" Ready", func(ctx context.Context) error {
 		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func runningJob(ctx context.Context, ns, name string) (string, error) {
 		return "", err
 	}
 	var job string
-	err := waitFor(ctx, time.Minute, name+"'s update-idents Job running", func(ctx context.Context) error {
+	err := testkit.Poll(ctx, 200*time.Millisecond, time.Minute, name+"'s update-idents Job running", func(ctx context.Context) error {
 		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

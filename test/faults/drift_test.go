@@ -23,6 +23,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // driftAction is one edit or deletion another client makes to an object a Monocle owns.
@@ -84,7 +85,7 @@ func testOwnedObjectDrift(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 4))
 	ns := "faults-drift"
-	if err := createNamespace(ctx, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 		t.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -263,7 +264,7 @@ func setPaused(ctx context.Context, ns, name string, paused bool) error {
 	if !paused {
 		return nil
 	}
-	return waitFor(ctx, time.Minute, "Paused condition", func(ctx context.Context) error {
+	return testkit.Poll(ctx, 200*time.Millisecond, time.Minute, "Paused condition", func(ctx context.Context) error {
 		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err

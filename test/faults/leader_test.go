@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // churnLeaseFlags shorten the lease (15s/10s/2s by default) so a SIGKILLed leader is
@@ -33,7 +34,7 @@ func testLeaderChurn(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 2))
 	ns := "faults-leader"
-	if err := createNamespace(ctx, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
 		t.Fatal(err)
 	}
 

@@ -224,11 +224,3 @@ func setUp(m *testing.M) (int, error) {
 	_ = os.RemoveAll(env.work)
 	return code, nil
 }
-
-// needCluster skips a test in -short mode, where no cluster is started.
-func needCluster(t *testing.T) {
-	t.Helper()
-	if env.cluster == nil {
-		t.Skip("needs the local control plane; not started with -short")
-	}
-}

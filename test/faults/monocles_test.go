@@ -2,12 +2,12 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,21 +15,8 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
-
-// createNamespace creates a namespace enforcing the restricted Pod Security Standard, as
-// the integration tests do, so a pod spec that breaks it keeps its Monocle from Ready.
-func createNamespace(ctx context.Context, name string) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-		"pod-security.kubernetes.io/enforce": "restricted",
-		"pod-security.kubernetes.io/warn":    "restricted",
-	}}}
-	_, err := env.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
-}
 
 // configFor is a small valid config.yaml; each variant has other idents, so a new variant
 // is a config change that needs an update-idents Job.
@@ -129,7 +116,6 @@ func (c convergence) last() time.Time {
 // passes; then it returns an error naming what had not converged.
 func waitConverged(ctx context.Context, timeout time.Duration, namespaces []string, extra func(context.Context) error) (convergence, error) {
 	res := convergence{readyAt: map[string]time.Time{}}
-	deadline := time.Now().Add(timeout)
 	inScope := func(ns string) bool {
 		if len(namespaces) == 0 {
 			return true
@@ -141,7 +127,7 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 		}
 		return false
 	}
-	for {
+	err := testkit.Poll(ctx, 250*time.Millisecond, timeout, "Monocles converged", func(ctx context.Context) error {
 		list, err := env.monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
 		var pending []string
 		if err != nil {
@@ -170,32 +156,15 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 			}
 		}
 		if len(pending) == 0 {
-			return res, nil
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			sort.Strings(pending)
-			if len(pending) > 10 {
-				pending = append(pending[:10], fmt.Sprintf("... and %d more", len(pending)-10))
-			}
-			return res, fmt.Errorf("not converged after %s:\n  %s", timeout, strings.Join(pending, "\n  "))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-}
-
-// waitFor polls check every 200ms until it returns nil or timeout passes.
-func waitFor(ctx context.Context, timeout time.Duration, what string, check func(context.Context) error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check(ctx)
-		if err == nil {
 			return nil
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("%s: not true after %s: %w", what, timeout, err)
+		sort.Strings(pending)
+		if len(pending) > 10 {
+			pending = append(pending[:10], fmt.Sprintf("... and %d more", len(pending)-10))
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return errors.New("\n  " + strings.Join(pending, "\n  "))
+	})
+	return res, err
 }
 
 // leaseHolder returns the holder of the operator's leader election Lease ("" when free).
@@ -224,7 +193,7 @@ func waitLeader(ctx context.Context, timeout time.Duration, ops []*operator) (*o
 		ids[id] = o
 	}
 	var leader *operator
-	err := waitFor(ctx, timeout, "a replica leads", func(ctx context.Context) error {
+	err := testkit.Poll(ctx, 200*time.Millisecond, timeout, "a replica leads", func(ctx context.Context) error {
 		holder, err := leaseHolder(ctx)
 		if err != nil {
 			return err

@@ -3,7 +3,9 @@ package faults
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,19 +124,20 @@ func (o *operator) identity(timeout time.Duration) (string, error) {
 
 // identityPolling is identity, reading the log every interval.
 func (o *operator) identityPolling(timeout, interval time.Duration) (string, error) {
-	deadline := time.Now().Add(timeout)
-	for {
+	var id string
+	err := testkit.Poll(context.Background(), interval, timeout, o.Name+" logs its identity", func(context.Context) error {
 		data, err := os.ReadFile(o.LogPath)
-		if err == nil {
-			if m := identityPattern.FindSubmatch(data); m != nil {
-				return string(m[1]), nil
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("%s logged no identity within %s", o.Name, timeout)
+		m := identityPattern.FindSubmatch(data)
+		if m == nil {
+			return errors.New("no identity in the log")
 		}
-		time.Sleep(interval)
-	}
+		id = string(m[1])
+		return nil
+	})
+	return id, err
 }
 
 var panicPattern = regexp.MustCompile(`(?m)^(panic: |fatal error: )|Observed a panic`)

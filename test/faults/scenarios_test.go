@@ -1,48 +1,52 @@
 package faults
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
+)
 
 // The scenarios run in this order, on one cluster: later ones start with the Monocles of the
 // earlier ones still there, and the invariants cover all of them.
 
 // TestOperatorCrashes is scenario 1 (testOperatorCrashes).
 func TestOperatorCrashes(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testOperatorCrashes(t)
 }
 
 // TestLeaderChurn is scenario 2 (testLeaderChurn).
 func TestLeaderChurn(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testLeaderChurn(t)
 }
 
 // TestControlPlaneRestarts is scenario 3 (testControlPlaneRestarts).
 func TestControlPlaneRestarts(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testControlPlaneRestarts(t)
 }
 
 // TestOwnedObjectDrift is scenario 4 (testOwnedObjectDrift).
 func TestOwnedObjectDrift(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testOwnedObjectDrift(t)
 }
 
 // TestConflicts is scenario 5 (testConflicts).
 func TestConflicts(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testConflicts(t)
 }
 
 // TestDeletions is scenario 6 (testDeletions).
 func TestDeletions(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testDeletions(t)
 }
 
 // TestAdoptionCrashes is scenario 7 (testAdoptionCrashes).
 func TestAdoptionCrashes(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	testAdoptionCrashes(t)
 }

@@ -105,7 +105,7 @@ func expectStorageKept(t *testing.T, e *testkit.EarlierMonocle) {
 	t.Helper()
 	ctx := context.Background()
 	ns := e.Namespace
-	eventually(t, 60*time.Second, "the PVC labelled as ours", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the PVC labelled as ours", func() error {
 		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, e.PVCName, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -165,7 +165,7 @@ func expectOwnServices(t *testing.T, ns, name string) {
 	for _, component := range []string{"api", "elastic"} {
 		svcName := name + "-" + component
 		want := map[string]string{"app.kubernetes.io/name": "monocle", instanceLabel: name, "app.kubernetes.io/component": component}
-		eventually(t, 60*time.Second, "Service "+svcName+" selecting its own pods", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Service "+svcName+" selecting its own pods", func() error {
 			svc, err := env.kube.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -230,7 +230,7 @@ func watchEndpointGaps(t *testing.T, ns, svc string) (stop func() (changes int, 
 		return n
 	}
 	var resourceVersion string
-	eventually(t, 30*time.Second, "Service "+svc+" has a ready endpoint", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "Service "+svc+" has a ready endpoint", func() error {
 		list, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
@@ -312,10 +312,10 @@ func watchEndpointGaps(t *testing.T, ns, svc string) (stop func() (changes int, 
 // losing the API's endpoints, the earlier Job removed; then that day-2 work acts on the
 // adopted objects and that a change it cannot make is refused without touching the data.
 func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns, name := "adoption", "monocle-sample"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	e := startEarlier(t, ns, name)
 
 	// Paused, the Monocle is the earlier operator's as it left it.
@@ -384,7 +384,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 	})
 
 	t.Run("the earlier update-idents Job is deleted", func(t *testing.T) {
-		eventually(t, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
 			if _, err := env.kube.BatchV1().Jobs(ns).Get(ctx, earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("still there: %v", err)
 			}
@@ -397,7 +397,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 		if c == nil || c.Status != metav1.ConditionTrue || c.Reason != adoptedReason {
 			t.Errorf("Adopted condition %+v", c)
 		}
-		eventually(t, 30*time.Second, "a Normal Adopted event", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "a Normal Adopted event", func() error {
 			events, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=Adopted"})
 			if err != nil {
 				return err
@@ -414,7 +414,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 	t.Run("a user key changed in the Secret rolls the API and the crawler", func(t *testing.T) {
 		before, _ := podTemplateAnnotations(t, ns, name)
 		mustKubectl(t, "patch", "secret", "-n", ns, name+"-api", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"ghp_rotated"}}`)
-		eventually(t, 60*time.Second, "API and crawler rolled", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "API and crawler rolled", func() error {
 			now, _ := podTemplateAnnotations(t, ns, name)
 			for d, a := range now {
 				if a[secretHashAnnotation] == "" || a[secretHashAnnotation] == before[d][secretHashAnnotation] {
@@ -451,7 +451,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 		jobsBefore := updateIdentsJobs(t, ns, name)
 		newConfig := e.Config + "    idents:\n      - ident: Jane Doe\n        aliases: [github.com/jane-doe]\n"
 		patchConfig(newConfig)
-		eventually(t, 60*time.Second, "API and crawler restarted with the new config, update-idents started", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "API and crawler restarted with the new config, update-idents started", func() error {
 			now, _ := podTemplateAnnotations(t, ns, name)
 			for d, a := range now {
 				if a[configHashAnnotation] == "" || a[configHashAnnotation] == before[d][configHashAnnotation] {
@@ -525,9 +525,9 @@ func patchMonocleNamed(t *testing.T, ns, name, patch string) {
 // Services, by the earlier selectors app=monocle,tier=..., select each other's pods, and
 // checks that each ends with its own pods and its own volume.
 func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ns := "adoption-two"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	earlier := []*testkit.EarlierMonocle{startEarlier(t, ns, "mona"), startEarlier(t, ns, "monb")}
 	for _, e := range earlier {
 		unpause(t, e)
@@ -542,7 +542,7 @@ func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
 		})
 	}
 	// The earlier operator made one update-idents-job for the namespace, mona's.
-	eventually(t, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
 		if _, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there: %v", err)
 		}
@@ -554,10 +554,10 @@ func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
 // owner reference (so it is not the Monocle's) to our operator, and checks that the conflict
 // is reported and the foreign Deployment left as it is.
 func TestAdoptionNameConflict(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns, name := "adoption-conflict", "monc"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	e := startEarlier(t, ns, name)
 	mustKubectl(t, "patch", "deployment", "-n", ns, name+"-crawler", "--type=json", `-p=[{"op":"remove","path":"/metadata/ownerReferences"}]`)
 	foreign, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name+"-crawler", metav1.GetOptions{})

@@ -17,6 +17,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // day2Monocle is a Monocle whose GitHub crawler reads its token from the Secret "tokens".
@@ -42,7 +43,7 @@ spec:
 // until it is Ready.
 func startDay2(t *testing.T, ns string) {
 	t.Helper()
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	mustKubectl(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 	if out, err := kubectlStdin(day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -119,7 +120,7 @@ func getMonocle(t *testing.T, ns, name string) *monoclev1alpha1.Monocle {
 func waitCondition(t *testing.T, ns, name, typ string, status metav1.ConditionStatus, reason string) *metav1.Condition {
 	t.Helper()
 	var got *metav1.Condition
-	eventually(t, 60*time.Second, fmt.Sprintf("%s=%s/%s", typ, status, reason), func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, fmt.Sprintf("%s=%s/%s", typ, status, reason), func() error {
 		got = apimeta.FindStatusCondition(getMonocle(t, ns, name).Status.Conditions, typ)
 		if got == nil || got.Status != status || got.Reason != reason {
 			return fmt.Errorf("condition is %+v", got)
@@ -135,7 +136,7 @@ func patchMonocle(t *testing.T, ns, patch string) {
 }
 
 func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ns := "day2-secrets"
 	startDay2(t, ns)
 	before := takeSnapshot(t, ns)
@@ -147,7 +148,7 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 
 	// A new token rolls the API and the crawler, and never Elasticsearch.
 	mustKubectl(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"second"}}`)
-	eventually(t, 30*time.Second, "API and crawler rolled", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API and crawler rolled", func() error {
 		now := takeSnapshot(t, ns)
 		for _, d := range []string{"m-api", "m-crawler"} {
 			if now.templates[d][resources.SecretHashAnnotation] == before.templates[d][resources.SecretHashAnnotation] {
@@ -166,7 +167,7 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 	if !strings.Contains(c.Message, "tokens") {
 		t.Errorf("SecretsReady message does not name the Secret: %q", c.Message)
 	}
-	eventually(t, 30*time.Second, "an event naming the missing Secret", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "an event naming the missing Secret", func() error {
 		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=SecretNotFound"); !strings.Contains(events, "tokens") {
 			return fmt.Errorf("no SecretNotFound event names the Secret:\n%s", events)
 		}
@@ -186,7 +187,7 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 }
 
 func TestConfigChangeRunsUpdateIdents(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns := "day2-config"
 	startDay2(t, ns)
@@ -211,7 +212,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 	patchMonocle(t, ns, string(patch))
 	hash := resources.ConfigHash(newConfig)
 	jobName := "m-update-idents-" + hash[:8]
-	eventually(t, 60*time.Second, "update-idents succeeded", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "update-idents succeeded", func() error {
 		m := getMonocle(t, ns, "m")
 		if m.Status.UpdateIdents == nil || m.Status.UpdateIdents.Name != jobName || m.Status.UpdateIdents.Phase != monoclev1alpha1.JobSucceeded {
 			return fmt.Errorf("status.updateIdents = %+v", m.Status.UpdateIdents)
@@ -266,7 +267,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 }
 
 func TestUpgradeScaleAndPause(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns := "day2-upgrade"
 	startDay2(t, ns)
@@ -274,7 +275,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 
 	t.Run("a Monocle upgrade rolls API and crawler and shows the version", func(t *testing.T) {
 		patchMonocle(t, ns, `{"spec":{"image":"quay.io/change-metrics/monocle:1.11.1"}}`)
-		eventually(t, 60*time.Second, "version 1.11.1 running", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "version 1.11.1 running", func() error {
 			m := getMonocle(t, ns, "m")
 			if m.Status.Version != "1.11.1" || !apimeta.IsStatusConditionTrue(m.Status.Conditions, monoclev1alpha1.ConditionReady) {
 				return fmt.Errorf("version %q, conditions %v", m.Status.Version, m.Status.Conditions)
@@ -292,7 +293,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 
 	t.Run("an Elasticsearch image change rolls the StatefulSet", func(t *testing.T) {
 		patchMonocle(t, ns, `{"spec":{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.25"}}}`)
-		eventually(t, 60*time.Second, "StatefulSet rolled", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "StatefulSet rolled", func() error {
 			s, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -311,7 +312,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 
 	t.Run("API replicas follow the spec, with a disruption budget above one", func(t *testing.T) {
 		patchMonocle(t, ns, `{"spec":{"api":{"replicas":3}}}`)
-		eventually(t, 60*time.Second, "three API pods and a PDB", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "three API pods and a PDB", func() error {
 			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if err != nil || d.Status.ReadyReplicas != 3 {
 				return fmt.Errorf("API: %v", err)
@@ -324,7 +325,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 			t.Errorf("crawler: %v replicas %d strategy %s", err, ptr.Deref(crawler.Spec.Replicas, 0), crawler.Spec.Strategy.Type)
 		}
 		patchMonocle(t, ns, `{"spec":{"api":{"replicas":1}}}`)
-		eventually(t, 60*time.Second, "PDB removed", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PDB removed", func() error {
 			_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if !apierrors.IsNotFound(err) {
 				return fmt.Errorf("PDB still there: %v", err)
@@ -343,7 +344,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 		}
 		mustKubectl(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.PausedAnnotation+"-")
 		waitCondition(t, ns, "m", monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, "NotPaused")
-		eventually(t, 30*time.Second, "API back to one replica", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API back to one replica", func() error {
 			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if err != nil || ptr.Deref(d.Spec.Replicas, 0) != 1 {
 				return fmt.Errorf("API replicas: %v", err)
@@ -355,7 +356,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 }
 
 func TestStorageExpansion(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns := "day2-storage"
 	// kwok provisions volumes of its own StorageClass only; let it expand for this test.
@@ -365,7 +366,7 @@ func TestStorageExpansion(t *testing.T) {
 	before := takeSnapshot(t, ns)
 
 	patchMonocle(t, ns, `{"spec":{"storageSize":"3Gi"}}`)
-	eventually(t, 60*time.Second, "PVC expansion requested", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PVC expansion requested", func() error {
 		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -20,6 +20,7 @@ import (
 
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // hostileAPI are clients for the cases' many concurrent reads, with a rate limit above the
@@ -43,7 +44,7 @@ const hostileControlNamespace = "hostile-control"
 // The cases run concurrently (the test's -parallel is GOMAXPROCS, too few for cases that
 // mostly wait) and each reports in its own subtest.
 func TestHostileMonocles(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	start := time.Now()
 	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
@@ -54,7 +55,7 @@ func TestHostileMonocles(t *testing.T) {
 	hostileAPI.kube = kubernetes.NewForConfigOrDie(cfg)
 	hostileAPI.monocles = clientset.NewForConfigOrDie(cfg)
 
-	createNamespace(t, hostileControlNamespace)
+	testkit.MustCreateNamespace(t, env.kube, hostileControlNamespace)
 	if out, err := kubectlStdin(hostileTokensSecret+"---\n"+hostileManifest("control", hostileBaseSpec), "apply", "-n", hostileControlNamespace, "-f", "-"); err != nil {
 		t.Fatalf("creating the control Monocle: %v: %s", err, out)
 	}
@@ -68,7 +69,7 @@ func TestHostileMonocles(t *testing.T) {
 	t.Logf("control Monocle Ready after %s", time.Since(start).Round(time.Second))
 
 	cases := hostileCases()
-	createNamespace(t, hostileNamespace)
+	testkit.MustCreateNamespace(t, env.kube, hostileNamespace)
 	namespaces := make([]string, len(cases))
 	for i, c := range cases {
 		switch {

@@ -15,25 +15,16 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
-
-// createNamespace creates a namespace that enforces the restricted Pod Security Standard, so
-// a pod spec of the operator's that breaks it is refused and the Monocle never gets Ready.
-func createNamespace(t *testing.T, name string) {
-	t.Helper()
-	mustKubectl(t, "create", "namespace", name)
-	mustKubectl(t, "label", "namespace", name,
-		"pod-security.kubernetes.io/enforce=restricted", "pod-security.kubernetes.io/warn=restricted")
-	t.Cleanup(func() { _, _ = kubectl("delete", "namespace", name, "--wait=false") })
-}
 
 // TestSampleMonocleLifecycle applies deploy/samples/monocle.yaml as a user would and follows
 // the Monocle through creation, Ready, drift repair, quiet steady state and deletion.
 func TestSampleMonocleLifecycle(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns := "lifecycle"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 
 	mustKubectl(t, "apply", "-n", ns, "-f", filepath.Join(env.repoRoot, "deploy", "samples", "monocle.yaml"))
 	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/monocle")
@@ -118,7 +109,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 		mustKubectl(t, "patch", "-n", ns, "service/monocle-api", "--type=json",
 			`-p=[{"op":"replace","path":"/spec/ports/0/port","value":9999}]`)
 		mustKubectl(t, "delete", "-n", ns, "deployment/monocle-crawler")
-		eventually(t, 30*time.Second, "drift repaired", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "drift repaired", func() error {
 			api, err := kube.AppsV1().Deployments(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -139,7 +130,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 		// A generated key removed from the Secret comes back with its original value.
 		mustKubectl(t, "patch", "-n", ns, "secret/monocle-api", "--type=json",
 			`-p=[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]`)
-		eventually(t, 30*time.Second, "generated key restored", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "generated key restored", func() error {
 			s, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 			if err != nil {
 				return err
@@ -164,7 +155,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 	t.Run("deletion collects dependents and keeps the data", func(t *testing.T) {
 		pvcUID := pvc.UID
 		mustKubectl(t, "delete", "-n", ns, "monocle/monocle", "--wait=true", "--timeout=60s")
-		eventually(t, 60*time.Second, "dependents garbage-collected", func() error {
+		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "dependents garbage-collected", func() error {
 			var left []string
 			if _, err := kube.AppsV1().Deployments(ns).Get(ctx, "monocle-api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				left = append(left, "Deployment monocle-api")
@@ -211,10 +202,10 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 // not control is left alone and reported, and that the Monocle converges once it is gone.
 // It also runs two Monocles side by side in one namespace.
 func TestNameTakenByForeignObject(t *testing.T) {
-	needCluster(t)
+	testkit.NeedCluster(t, env.cluster != nil)
 	ctx := context.Background()
 	ns := "conflict"
-	createNamespace(t, ns)
+	testkit.MustCreateNamespace(t, env.kube, ns)
 	mustKubectl(t, "create", "configmap", "-n", ns, "taken-api", "--from-literal=config.yaml=mine")
 
 	monocle := func(name string) string {
@@ -228,7 +219,7 @@ func TestNameTakenByForeignObject(t *testing.T) {
 	if !strings.Contains(out, "ConfigMap taken-api") {
 		t.Errorf("Ready message does not name the foreign ConfigMap: %q", out)
 	}
-	eventually(t, 30*time.Second, "a NameConflict event", func() error {
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "a NameConflict event", func() error {
 		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=NameConflict"); !strings.Contains(events, "taken-api") {
 			return fmt.Errorf("no NameConflict event naming taken-api:\n%s", events)
 		}

@@ -125,28 +125,3 @@ func mustKubectl(t *testing.T, args ...string) string {
 	t.Helper()
 	return env.kubectl.Must(t, args...)
 }
-
-// needCluster skips a test in -short mode, where no cluster is started.
-func needCluster(t *testing.T) {
-	t.Helper()
-	if env.cluster == nil {
-		t.Skip("needs the local control plane; not started with -short")
-	}
-}
-
-// eventually polls check every 200ms until it returns nil or timeout passes, then fails the
-// test with check's last error.
-func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = check(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not true after %s: %v", what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

@@ -11,6 +11,9 @@
 //   - kubectl.go runs kubectl against a cluster and installs the Monocle CRD.
 //   - earlier.go creates, from the captured fixture, what the earlier operator (v0.0.2) leaves
 //     for a Monocle, paused, so that a suite can hand it over to this operator.
+//   - wait.go polls until a condition holds (Poll, and Eventually for a test), on
+//     apimachinery's wait package, and holds the small steps every suite takes: NeedCluster,
+//     CreateNamespace (restricted Pod Security).
 //
 // Nothing here starts a cluster or holds a scenario's checks: what a suite asserts, and the
 // predicates only one suite needs, stay in that suite.
