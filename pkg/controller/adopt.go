@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -189,15 +188,13 @@ func (c *Controller) serviceClient(rolledOut bool) kindClient[*corev1.Service] {
 	return k
 }
 
-// deploymentServes reports whether d exists and every one of its desired pods runs its
-// latest template, which selects with the instance's labels of component, and is ready.
+// deploymentServes reports whether d is ready (deploymentStatus) with a template that carries
+// the instance's selector labels of component.
 func deploymentServes(m *monoclev1alpha1.Monocle, d *appsv1.Deployment, component string) bool {
-	return d != nil && deploymentRolledOut(d) && d.Status.ReadyReplicas >= ptr.Deref(d.Spec.Replicas, 1) &&
-		isSubset(resources.SelectorLabels(m, component), d.Spec.Template.Labels)
+	return deploymentStatus(d).Ready && isSubset(resources.SelectorLabels(m, component), d.Spec.Template.Labels)
 }
 
 // statefulSetServes is deploymentServes for the Elasticsearch StatefulSet.
 func statefulSetServes(m *monoclev1alpha1.Monocle, s *appsv1.StatefulSet) bool {
-	return s != nil && statefulSetRolledOut(s) && s.Status.ReadyReplicas >= ptr.Deref(s.Spec.Replicas, 1) &&
-		isSubset(resources.SelectorLabels(m, resources.ComponentElastic), s.Spec.Template.Labels)
+	return statefulSetStatus(s).Ready && isSubset(resources.SelectorLabels(m, resources.ComponentElastic), s.Spec.Template.Labels)
 }
