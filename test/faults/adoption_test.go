@@ -125,7 +125,7 @@ func testAdoptionCrashes(t *testing.T) {
 	for r, plan := range plans {
 		ns := fmt.Sprintf("faults-adopt-%d", r)
 		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		var earlier []*testkit.EarlierMonocle
 		for i := range plan.monocles {
@@ -134,20 +134,20 @@ func testAdoptionCrashes(t *testing.T) {
 			// namespace only: it had one name for all.
 			e, err := testkit.CreateEarlierOperatorMonocle(ctx, kubectl, fixture, ns, nm)
 			if err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			earlier = append(earlier, e)
 		}
 		for _, e := range earlier {
 			if err := testkit.WaitEarlierRolledOut(ctx, kubectl, e, 2*time.Minute); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			// The operator has seen it paused (and written that), so every write it makes in
 			// the namespace after the un-pause is the adoption's.
 			if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, e.Name+" reported paused", func(ctx context.Context) error {
 				return pausedReported(ctx, e.Namespace, e.Name)
 			}); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 		}
 
@@ -156,7 +156,7 @@ func testAdoptionCrashes(t *testing.T) {
 		unpausedAt := time.Now()
 		for _, e := range earlier {
 			if err := unpause(ctx, e.Namespace, e.Name); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 		}
 		runOps := []*operator{op}
@@ -167,7 +167,7 @@ func testAdoptionCrashes(t *testing.T) {
 			// on its writes: read its identity every 5 ms.
 			id, err := op.identityPolling(30*time.Second, 5*time.Millisecond)
 			if err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			first, idle, err := awaitWrites(ctx, id, ns, unpausedAt, n)
 			if err != nil {
@@ -175,10 +175,10 @@ func testAdoptionCrashes(t *testing.T) {
 					// The previous process finished the adoption: nothing is left to interrupt.
 					break
 				}
-				t.Fatalf("run %d: %v", r, err)
+				sc.Fatalf("run %d: %v", r, err)
 			}
 			if err := op.kill(); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			k := adoptionKill{at: time.Since(unpausedAt), after: time.Since(first), planned: n, idle: idle,
 				midway: adoptionState(ctx, earlier) != nil}
@@ -188,7 +188,7 @@ func testAdoptionCrashes(t *testing.T) {
 			// The dead process's requests have all completed by now.
 			writes, err := adoptionWrites(id, ns, unpausedAt)
 			if err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			k.writes = len(writes)
 			if len(writes) > 0 {
@@ -211,25 +211,25 @@ func testAdoptionCrashes(t *testing.T) {
 		})
 		ok := err == nil
 		if err != nil {
-			t.Errorf("run %d: adopted and Ready within %s of the last restart: %v", r, crashReadyBudget, err)
+			sc.Errorf("run %d: adopted and Ready within %s of the last restart: %v", r, crashReadyBudget, err)
 		}
 		converge := conv.last().Sub(lastRestart)
 		for _, e := range earlier {
 			if p := neverDefaultPVC(e); p != "" {
 				ok = false
-				t.Errorf("run %d: %s", r, p)
+				sc.Errorf("run %d: %s", r, p)
 			}
 		}
 		if !slices.ContainsFunc(kills, func(k adoptionKill) bool { return k.midway }) {
 			ok = false
-			t.Errorf("run %d: no kill landed mid-adoption (kills: %s); the run tested nothing", r, killList(kills))
+			sc.Errorf("run %d: no kill landed mid-adoption (kills: %s); the run tested nothing", r, killList(kills))
 		}
 		var before testkit.Metrics
 		if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, op.Name+" serves /metrics", func(ctx context.Context) error {
 			before, err = op.Metrics(ctx)
 			return err
 		}); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		_, noLoop := checkNoErrorLoop(ctx, t, op, before, time.Now(), "adopted namespace "+ns)
 		ok = ok && noLoop
@@ -252,9 +252,9 @@ func testAdoptionCrashes(t *testing.T) {
 	}
 	sc.note("%d runs, %d SIGKILLs, %d of them mid-adoption (seed %d)", len(plans), total, midway, env.seed)
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

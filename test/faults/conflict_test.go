@@ -42,26 +42,26 @@ func testConflicts(t *testing.T) {
 	defer sc.finish()
 	ns := "faults-conflict"
 	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
 	var names []string
 	for i := range env.size.conflictMonocles {
 		nm := fmt.Sprintf("conflict-%02d", i)
 		if err := createMonocle(ctx, ns, nm); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		names = append(names, nm)
 	}
 	if _, err := waitConverged(ctx, 2*time.Minute, []string{ns}, nil); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	writerCfg := rest.CopyConfig(env.cfg)
 	writerCfg.UserAgent = testUserAgent + "-writer"
 	writerCfg.QPS, writerCfg.Burst = 500, 1000
 	writer, err := kubernetes.NewForConfig(writerCfg)
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	contested := func(e testkit.AuditEvent) bool {
 		return e.ObjectRef.Namespace == ns && (e.Verb == "update" || e.Verb == "patch") &&
@@ -116,7 +116,7 @@ func testConflicts(t *testing.T) {
 					m.Spec.Config = configFor(variant)
 				}
 			}); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 		}
 		time.Sleep(3 * time.Second)
@@ -135,14 +135,14 @@ func testConflicts(t *testing.T) {
 		return nil
 	})
 	if err != nil {
-		t.Errorf("with bystanders writing: %v", err)
+		sc.Errorf("with bystanders writing: %v", err)
 	}
 	close(stop)
 	wg.Wait()
 	end := time.Now()
 	events, err := auditBetween(start, end, func(e testkit.AuditEvent) bool { return e.FromOperator() && contested(e) })
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	attempts, conflicts := len(events), 0
 	for _, e := range events {
@@ -156,7 +156,7 @@ func testConflicts(t *testing.T) {
 	ok := err == nil
 	if successes == 0 || float64(attempts) > maxAttemptsPerChange*float64(successes) {
 		ok = false
-		t.Errorf("bystanders: the operator made %d update attempts (%d conflicts) for %d successful updates: more than %.0f attempts per update",
+		sc.Errorf("bystanders: the operator made %d update attempts (%d conflicts) for %d successful updates: more than %.0f attempts per update",
 			attempts, conflicts, successes, maxAttemptsPerChange)
 	}
 	sc.note("bystanders: %d changes of %d Monocles while %d bystander writes (%.0f/min) hit the same objects; operator: %d updates, %d of them 409 Conflict, %.0f API calls/min",
@@ -207,18 +207,18 @@ func testConflicts(t *testing.T) {
 		return nil
 	})
 	if convErr != nil {
-		t.Errorf("after the reverting writer stopped: %v", convErr)
+		sc.Errorf("after the reverting writer stopped: %v", convErr)
 	}
 	repairs, err := auditBetween(fightStart, fightEnd.Add(time.Second), func(e testkit.AuditEvent) bool {
 		return e.FromOperator() && contested(e) && e.ObjectRef.Resource == "deployments"
 	})
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	ok = convErr == nil
 	if float64(len(repairs)) > maxRepairsPerRevert*float64(reverts.Load())+float64(len(names)) {
 		ok = false
-		t.Errorf("reverting writer: %d operator writes for %d reverts: more than %.1f per revert, it hot-loops", len(repairs), reverts.Load(), maxRepairsPerRevert)
+		sc.Errorf("reverting writer: %d operator writes for %d reverts: more than %.1f per revert, it hot-loops", len(repairs), reverts.Load(), maxRepairsPerRevert)
 	}
 	calls, _, _ = callCount(fightStart, fightEnd)
 	sc.note("reverting writer: %d reverts of replicas in %s; operator: %d repairs, %.0f API calls/min; converged %s after the writer stopped",
@@ -226,9 +226,9 @@ func testConflicts(t *testing.T) {
 		conv.last().Sub(fightEnd).Round(time.Millisecond))
 	sc.run(ok, conv.last().Sub(fightEnd))
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

@@ -74,15 +74,15 @@ func testControlPlaneRestarts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 3))
 	ns := "faults-restart"
 	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
 	if _, err := waitLeader(ctx, 60*time.Second, []*operator{op}); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	before, err := op.Metrics(ctx)
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 
 	var live []string
@@ -98,7 +98,7 @@ func testControlPlaneRestarts(t *testing.T) {
 			seq++
 			nm := fmt.Sprintf("restart-%02d", seq)
 			if err := createMonocle(ctx, ns, nm); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			created = append(created, nm)
 		}
@@ -106,7 +106,7 @@ func testControlPlaneRestarts(t *testing.T) {
 		var edited []string
 		for _, i := range rng.Perm(len(live))[:min(2, len(live))] {
 			if err := editMonocle(ctx, ns, live[i], func(m *monoclev1alpha1.Monocle) { m.Spec.Config = configFor(variant) }); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			edited = append(edited, live[i])
 		}
@@ -118,12 +118,12 @@ func testControlPlaneRestarts(t *testing.T) {
 			_, err := env.kube.CoreV1().Secrets(ns).Get(ctx, created[0]+"-api-keys", metav1.GetOptions{})
 			return err
 		}); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 
 		m0, err := op.Metrics(ctx)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		cpu0, _ := op.CPUSeconds()
 		kwokCtx, stopKwokRetries := context.WithCancel(ctx)
@@ -132,28 +132,28 @@ func testControlPlaneRestarts(t *testing.T) {
 		go func() { kwokTouches <- retryKwokStages(kwokCtx, ns) }()
 		down := time.Now()
 		if err := env.cluster.Kill(component); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		time.Sleep(outageSettle)
 		mSettled, err := op.Metrics(ctx)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		settledFrom := time.Now()
 		time.Sleep(outageDowntime - outageSettle)
 		mDown, err := op.Metrics(ctx)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		settledRate := (mDown.Sum("rest_client_requests_total") - mSettled.Sum("rest_client_requests_total")) / time.Since(settledFrom).Seconds()
 		if err := env.cluster.StartComponent(ctx, component); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		outage := time.Since(down)
 		cpu1, _ := op.CPUSeconds()
 		m1, err := op.Metrics(ctx)
 		if err != nil {
-			t.Errorf("scraping metrics after the outage: %v", err)
+			sc.Errorf("scraping metrics after the outage: %v", err)
 		}
 		requests := m1.Sum("rest_client_requests_total") - m0.Sum("rest_client_requests_total")
 		failed := m1.Sum("rest_client_requests_total", `code="<error>"`) - m0.Sum("rest_client_requests_total", `code="<error>"`) +
@@ -181,7 +181,7 @@ func testControlPlaneRestarts(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			t.Errorf("%s restart %d: %v", component, r/2+1, err)
+			sc.Errorf("%s restart %d: %v", component, r/2+1, err)
 		}
 		ok := err == nil && op.Alive()
 		resumed := ""
@@ -195,31 +195,31 @@ func testControlPlaneRestarts(t *testing.T) {
 			took, err := checkWatchesResume(ctx, ns, live[0], live[len(live)-1], 1000+r, resumedBy.Add(reactionTimeout))
 			if err != nil {
 				ok = false
-				t.Errorf("%s restart %d: the operator's watches did not resume: %v", component, r/2+1, err)
+				sc.Errorf("%s restart %d: the operator's watches did not resume: %v", component, r/2+1, err)
 			}
 			resumed = fmt.Sprintf("; acted on an edit and a deletion %s after the server was back", took.Sub(back).Round(time.Millisecond))
 		}
 		stopKwokRetries()
 		resumed += fmt.Sprintf("; %d pods touched for kwok", <-kwokTouches)
 		if !op.Alive() {
-			t.Errorf("the operator exited during the %s outage", component)
+			sc.Errorf("the operator exited during the %s outage", component)
 		}
 		if settledRate > outageMaxSettledRate {
 			ok = false
-			t.Errorf("%s outage: %s into it the operator still sent %.1f requests/s, more than %.0f: it spins",
+			sc.Errorf("%s outage: %s into it the operator still sent %.1f requests/s, more than %.0f: it spins",
 				component, outageSettle, settledRate, outageMaxSettledRate)
 		}
 		if component == localcluster.ComponentAPIServer && failed == 0 {
 			ok = false
-			t.Errorf("%s outage: no failed request shows in rest_client_requests_total", component)
+			sc.Errorf("%s outage: no failed request shows in rest_client_requests_total", component)
 		}
 		if retries > maxRetries {
 			ok = false
-			t.Errorf("%s outage: %.0f failed syncs for %d Monocles in flight, more than exponential backoff allows (%.0f)", component, retries, len(created)+len(edited), maxRetries)
+			sc.Errorf("%s outage: %.0f failed syncs for %d Monocles in flight, more than exponential backoff allows (%.0f)", component, retries, len(created)+len(edited), maxRetries)
 		}
 		if cpu > outageMaxCPU {
 			ok = false
-			t.Errorf("%s outage: the operator used %.2f cores, more than %.2f: it spins", component, cpu, outageMaxCPU)
+			sc.Errorf("%s outage: the operator used %.2f cores, more than %.2f: it spins", component, cpu, outageMaxCPU)
 		}
 		t.Logf("%s down %s: %d created and %d edited just before; the operator sent %.0f requests (%.0f failed, %.1f/s over the outage, %.1f/s after %s), had %.0f failed syncs and used %.2f cores; converged %s after the kill%s",
 			component, outage.Round(time.Millisecond), len(created), len(edited), requests, failed, rate, settledRate, outageSettle, retries, cpu, conv.last().Sub(down).Round(time.Millisecond), resumed)
@@ -229,7 +229,7 @@ func testControlPlaneRestarts(t *testing.T) {
 
 	after, err := op.Metrics(ctx)
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	delta := func(name string, labels ...string) float64 {
 		return after.Sum(name, labels...) - before.Sum(name, labels...)
@@ -239,9 +239,9 @@ func testControlPlaneRestarts(t *testing.T) {
 		delta("workqueue_retries_total", `name="monocle"`), delta("monocle_operator_syncs_total", `result="error"`), delta("monocle_operator_syncs_total", `result="unavailable"`),
 		delta("rest_client_requests_total", `code="<error>"`), delta("rest_client_requests_total", `code="5`), delta("rest_client_requests_total"))
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

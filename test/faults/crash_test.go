@@ -34,7 +34,7 @@ func testOperatorCrashes(t *testing.T) {
 	for i := range nsCount {
 		ns := fmt.Sprintf("faults-crash-%d", i)
 		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		namespaces = append(namespaces, ns)
 	}
@@ -110,7 +110,7 @@ func testOperatorCrashes(t *testing.T) {
 	for i, gap := range gaps {
 		time.Sleep(gap)
 		if err := op.kill(); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		op = env.operators.start(t, "--leader-elect=false")
 		lastRestart = time.Now()
@@ -118,7 +118,7 @@ func testOperatorCrashes(t *testing.T) {
 	}
 	wg.Wait()
 	for _, err := range errs {
-		t.Errorf("workload: %v", err)
+		sc.Errorf("workload: %v", err)
 	}
 
 	conv, err := waitConverged(ctx, crashReadyBudget-time.Since(lastRestart), namespaces, func(ctx context.Context) error {
@@ -135,7 +135,7 @@ func testOperatorCrashes(t *testing.T) {
 	})
 	ok := err == nil
 	if err != nil {
-		t.Errorf("every Monocle Ready within %s of the last restart: %v", crashReadyBudget, err)
+		sc.Errorf("every Monocle Ready within %s of the last restart: %v", crashReadyBudget, err)
 	}
 	durations := conv.durations(lastRestart)
 	for range kills {
@@ -146,9 +146,9 @@ func testOperatorCrashes(t *testing.T) {
 		n, conv.last().Sub(lastRestart).Round(100*time.Millisecond),
 		fmtDuration(percentile(durations, 50)), fmtDuration(percentile(durations, 99)))
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

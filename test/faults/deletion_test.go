@@ -40,26 +40,26 @@ func testDeletions(t *testing.T) {
 	sc := beginScenario(t, "6. deletions: Monocle with a running Job, namespace")
 	defer sc.finish()
 	if err := testkit.CreateNamespace(ctx, env.kube, holdNamespace); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
 	if _, err := waitLeader(ctx, 60*time.Second, []*operator{op}); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 
 	failedSyncs := 0.0
 	for r := range env.size.deletionRuns {
 		nm := fmt.Sprintf("del-%02d", r)
 		if err := createMonocle(ctx, holdNamespace, nm); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		job, err := runningJob(ctx, holdNamespace, nm)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, "data-"+nm+"-elastic-0", metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		propagation := metav1.DeletePropagationBackground
 		if r%2 == 1 {
@@ -67,11 +67,11 @@ func testDeletions(t *testing.T) {
 		}
 		before, err := op.Metrics(ctx)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		deletedAt := time.Now()
 		if err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Delete(ctx, nm, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "Monocle "+nm+" and all it owned gone", func(ctx context.Context) error {
 			_, err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Get(ctx, nm, metav1.GetOptions{})
@@ -86,11 +86,11 @@ func testDeletions(t *testing.T) {
 		cleanup := time.Since(deletedAt)
 		ok := err == nil
 		if err != nil {
-			t.Errorf("deleting %s (%s) while Job %s runs: %v", nm, propagation, job, err)
+			sc.Errorf("deleting %s (%s) while Job %s runs: %v", nm, propagation, job, err)
 		}
 		if got, err := env.kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, pvc.Name, metav1.GetOptions{}); err != nil || got.UID != pvc.UID {
 			ok = false
-			t.Errorf("PVC %s did not survive the deletion of %s: %v", pvc.Name, nm, err)
+			sc.Errorf("PVC %s did not survive the deletion of %s: %v", pvc.Name, nm, err)
 		}
 		errorsDuring, noLoop := checkNoErrorLoop(ctx, t, op, before, deletedAt.Add(cleanup), nm)
 		ok = ok && noLoop
@@ -109,28 +109,28 @@ func testDeletions(t *testing.T) {
 	for r := range env.size.namespaceRuns {
 		ns := fmt.Sprintf("%s-%d", namespaceDeletionPrefix, r)
 		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		var jobs []string
 		for i := range 3 {
 			nm := fmt.Sprintf("nsdel-%d-%d", r, i)
 			if err := createMonocle(ctx, ns, nm); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			job, err := runningJob(ctx, ns, nm)
 			if err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			jobs = append(jobs, job)
 		}
 		before, err := op.Metrics(ctx)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		env.track.namespaceDeleted(ns)
 		deletedAt := time.Now()
 		if err := env.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "namespace "+ns+" gone", func(ctx context.Context) error {
 			n, err := env.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -145,7 +145,7 @@ func testDeletions(t *testing.T) {
 		cleanup := time.Since(deletedAt)
 		ok := err == nil
 		if err != nil {
-			t.Error(err)
+			sc.Error(err)
 		}
 		errorsDuring, noLoop := checkNoErrorLoop(ctx, t, op, before, deletedAt.Add(cleanup), "namespace "+ns)
 		ok = ok && noLoop
@@ -157,9 +157,9 @@ func testDeletions(t *testing.T) {
 		sc.run(ok, cleanup)
 	}
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

@@ -86,25 +86,25 @@ func testOwnedObjectDrift(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 4))
 	ns := "faults-drift"
 	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
 	var names []string
 	for i := range env.size.driftMonocles {
 		nm := fmt.Sprintf("drift-%02d", i)
 		if err := createMonocle(ctx, ns, nm); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		names = append(names, nm)
 	}
 	if _, err := waitConverged(ctx, 2*time.Minute, []string{ns}, nil); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	baseline := map[string]map[string]string{}
 	for _, nm := range names {
 		fp, err := fingerprint(ctx, ns, nm)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		baseline[nm] = fp
 	}
@@ -145,7 +145,7 @@ func testOwnedObjectDrift(t *testing.T) {
 				}
 				want--
 				if err := a.do(ctx, ns, nm); err != nil {
-					t.Errorf("%s (%s): %v", a.name, nm, err)
+					sc.Errorf("%s (%s): %v", a.name, nm, err)
 					continue
 				}
 				applied[a.name]++
@@ -154,7 +154,7 @@ func testOwnedObjectDrift(t *testing.T) {
 		}
 		conv, err := waitConverged(ctx, 2*time.Minute, []string{ns}, restored)
 		if err != nil {
-			t.Errorf("round %d (%s): %v", r+1, strings.Join(done, "; "), err)
+			sc.Errorf("round %d (%s): %v", r+1, strings.Join(done, "; "), err)
 		}
 		t.Logf("round %d: %d edits and deletions, all repaired %s after the first", r+1, len(done), conv.last().Sub(roundStart).Round(time.Millisecond))
 		sc.run(err == nil, conv.last().Sub(roundStart))
@@ -170,20 +170,20 @@ func testOwnedObjectDrift(t *testing.T) {
 	victim := names[rng.IntN(len(names))]
 	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, victim, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	old := env.track.keysOf(m.UID)
 	if err := setPaused(ctx, ns, victim, true); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	for _, s := range []string{victim + "-api", victim + "-api-keys"} {
 		if err := env.kube.CoreV1().Secrets(ns).Delete(ctx, s, metav1.DeleteOptions{}); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 	}
 	env.track.expectRegeneration(m.UID)
 	if err := setPaused(ctx, ns, victim, false); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	start := time.Now()
 	conv, err := waitConverged(ctx, 2*time.Minute, []string{ns}, func(ctx context.Context) error {
@@ -191,13 +191,13 @@ func testOwnedObjectDrift(t *testing.T) {
 	})
 	ok := err == nil
 	if err != nil {
-		t.Errorf("both Secrets of %s deleted: %v", victim, err)
+		sc.Errorf("both Secrets of %s deleted: %v", victim, err)
 	}
 	fresh := env.track.keysOf(m.UID)
 	for _, k := range resources.GeneratedKeys {
 		if fresh[k] == "" || fresh[k] == old[k] {
 			ok = false
-			t.Errorf("both Secrets of %s deleted: %s was not generated anew", victim, k)
+			sc.Errorf("both Secrets of %s deleted: %s was not generated anew", victim, k)
 		}
 	}
 	env.track.keysRegenerated(m.UID)
@@ -205,9 +205,9 @@ func testOwnedObjectDrift(t *testing.T) {
 	sc.note("%d rounds of %d kinds of edits and deletions on %d Monocles; keys restored with their original values from either Secret; both Secrets deleted: keys generated anew with a %s Warning event",
 		env.size.driftRounds, len(applied), len(names), controller.ReasonKeyGenerated)
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
-		t.Error(err)
+		sc.Error(err)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 // value; no two update-idents Jobs ran for one config; no operator panicked or exited on its
 // own; the operator's writes at rest return to zero. It returns how long the writes took to
 // stop.
-func checkInvariants(ctx context.Context, t *testing.T) time.Duration {
+func checkInvariants(ctx context.Context, t testing.TB) time.Duration {
 	t.Helper()
 	if _, err := waitConverged(ctx, 2*time.Minute, nil, nil); err != nil {
 		t.Errorf("invariant: every Monocle converges: %v%s", err, unscheduledPods(ctx))
@@ -122,6 +122,9 @@ type scenarioResult struct {
 	elapsed       time.Duration
 	notes         []string
 	failed        bool
+	// errors are the scenario's failures, as its checks reported them, so that the summary
+	// printed at the end of the suite (often all a CI log keeps) says why.
+	errors []string
 }
 
 type summary struct {
@@ -129,16 +132,49 @@ type summary struct {
 	results []scenarioResult
 }
 
-// scenario records one scenario's row; finish adds it to the summary.
+// scenario records one scenario's row; finish adds it to the summary. It is the scenario's
+// testing.TB: its Error, Errorf, Fatal and Fatalf also keep the message for the summary.
 type scenario struct {
-	t     *testing.T
+	*testing.T
 	start time.Time
 	res   scenarioResult
 }
 
 func beginScenario(t *testing.T, name string) *scenario {
 	t.Logf("scenario %q (%s variant, seed %d)", name, env.size.name, env.seed)
-	return &scenario{t: t, start: time.Now(), res: scenarioResult{name: name}}
+	return &scenario{T: t, start: time.Now(), res: scenarioResult{name: name}}
+}
+
+// maxSummaryErrors bounds the failures a scenario keeps for the summary.
+const maxSummaryErrors = 5
+
+func (s *scenario) keep(msg string) {
+	if len(s.res.errors) == maxSummaryErrors {
+		msg = "(more failures in the test log)"
+	} else if len(s.res.errors) > maxSummaryErrors {
+		return
+	}
+	s.res.errors = append(s.res.errors, truncateText(msg, 1500))
+}
+
+// Error is testing.T's Error, kept for the summary.
+func (s *scenario) Error(args ...any) { s.T.Helper(); s.keep(fmt.Sprint(args...)); s.T.Error(args...) }
+
+// Errorf is testing.T's Errorf, kept for the summary.
+func (s *scenario) Errorf(format string, args ...any) {
+	s.T.Helper()
+	s.keep(fmt.Sprintf(format, args...))
+	s.T.Errorf(format, args...)
+}
+
+// Fatal is testing.T's Fatal, kept for the summary.
+func (s *scenario) Fatal(args ...any) { s.T.Helper(); s.keep(fmt.Sprint(args...)); s.T.Fatal(args...) }
+
+// Fatalf is testing.T's Fatalf, kept for the summary.
+func (s *scenario) Fatalf(format string, args ...any) {
+	s.T.Helper()
+	s.keep(fmt.Sprintf(format, args...))
+	s.T.Fatalf(format, args...)
 }
 
 // run records one injected fault: whether its checks held and how long convergence took.
@@ -154,7 +190,7 @@ func (s *scenario) run(ok bool, converge time.Duration) {
 
 func (s *scenario) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	s.t.Log(msg)
+	s.T.Log(msg)
 	s.res.notes = append(s.res.notes, msg)
 }
 
@@ -162,10 +198,10 @@ func (s *scenario) finish() {
 	s.res.elapsed = time.Since(s.start)
 	calls, writes, err := callCount(s.start, time.Now())
 	if err != nil {
-		s.t.Errorf("counting API calls: %v", err)
+		s.Errorf("counting API calls: %v", err)
 	}
 	s.res.calls, s.res.writes = calls, writes
-	s.res.failed = s.t.Failed()
+	s.res.failed = s.T.Failed()
 	env.summary.mu.Lock()
 	env.summary.results = append(env.summary.results, s.res)
 	env.summary.mu.Unlock()
@@ -201,6 +237,9 @@ func (s *summary) markdown() string {
 	for _, r := range s.results {
 		for _, n := range r.notes {
 			fmt.Fprintf(&b, "\n- %s: %s", r.name, n)
+		}
+		for _, e := range r.errors {
+			fmt.Fprintf(&b, "\n- %s: FAILED: %s", r.name, e)
 		}
 	}
 	b.WriteString("\n")

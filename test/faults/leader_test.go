@@ -35,7 +35,7 @@ func testLeaderChurn(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 2))
 	ns := "faults-leader"
 	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 
 	begin := time.Now()
@@ -50,15 +50,15 @@ func testLeaderChurn(t *testing.T) {
 	for range env.size.leaderMonocles {
 		nm := newName()
 		if err := createMonocle(ctx, ns, nm); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		live = append(live, nm)
 	}
 	if _, err := waitLeader(ctx, 30*time.Second, ops); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	if _, err := waitConverged(ctx, 2*time.Minute, []string{ns}, nil); err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 
 	var handovers []time.Duration
@@ -67,12 +67,12 @@ func testLeaderChurn(t *testing.T) {
 		// Job is due), one deleted; the leader is stopped while they are being reconciled.
 		created := newName()
 		if err := createMonocle(ctx, ns, created); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		edited := live[rng.IntN(len(live))]
 		variant := r + 1
 		if err := editMonocle(ctx, ns, edited, func(m *monoclev1alpha1.Monocle) { m.Spec.Config = configFor(variant) }); err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		var gone string
 		if len(live) > 2 {
@@ -82,7 +82,7 @@ func testLeaderChurn(t *testing.T) {
 			}
 			gone = live[i]
 			if err := env.monocles.MonocleV1alpha1().Monocles(ns).Delete(ctx, gone, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
+				sc.Fatal(err)
 			}
 			live = slices.Delete(live, i, i+1)
 			deleted = append(deleted, gone)
@@ -92,7 +92,7 @@ func testLeaderChurn(t *testing.T) {
 
 		leader, err := waitLeader(ctx, 30*time.Second, ops)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		id, _ := leader.identity(time.Second)
 		graceful := r%2 == 1
@@ -104,13 +104,13 @@ func testLeaderChurn(t *testing.T) {
 			err = leader.kill()
 		}
 		if err != nil {
-			t.Error(err)
+			sc.Error(err)
 		}
 		i := slices.Index(ops, leader)
 		ops[i] = env.operators.start(t, churnLeaseFlags...)
 		next, err := waitLeader(ctx, 30*time.Second, ops)
 		if err != nil {
-			t.Fatal(err)
+			sc.Fatal(err)
 		}
 		handover := time.Since(stoppedAt)
 		handovers = append(handovers, handover)
@@ -127,7 +127,7 @@ func testLeaderChurn(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			t.Errorf("round %d: %v", r+1, err)
+			sc.Errorf("round %d: %v", r+1, err)
 		}
 		how := "SIGKILL"
 		if graceful {
@@ -140,19 +140,19 @@ func testLeaderChurn(t *testing.T) {
 
 	violations, tenures, err := tenureViolations(begin, time.Now(), released)
 	if err != nil {
-		t.Fatal(err)
+		sc.Fatal(err)
 	}
 	t.Logf("lease tenures:\n  %s", joinLines(tenures))
 	for _, v := range violations {
-		t.Errorf("two writers: %s", v)
+		sc.Errorf("two writers: %s", v)
 	}
 	sc.note("%d leader changes (SIGKILL and SIGTERM in turn), hand-over p50 %s, max %s; %d tenures in the audit log, %d writes outside their writer's tenure",
 		len(handovers), fmtDuration(percentile(handovers, 50)), fmtDuration(percentile(handovers, 100)), len(tenures), len(violations))
 
-	checkInvariants(ctx, t)
+	checkInvariants(ctx, sc)
 	for _, o := range ops {
 		if err := o.stop(); err != nil {
-			t.Error(err)
+			sc.Error(err)
 		}
 	}
 }

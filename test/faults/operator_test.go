@@ -144,7 +144,7 @@ var panicPattern = regexp.MustCompile(`(?m)^(panic: |fatal error: )|Observed a p
 
 // checkOperators fails the test for every process that panicked or exited without the
 // suite asking it to, with the end of its log.
-func (s *operatorSet) checkOperators(t *testing.T) {
+func (s *operatorSet) checkOperators(t testing.TB) {
 	t.Helper()
 	s.mu.Lock()
 	all := append([]*operator(nil), s.all...)
