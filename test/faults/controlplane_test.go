@@ -181,7 +181,7 @@ func testControlPlaneRestarts(t *testing.T) {
 			return nil
 		})
 		if err != nil {
-			sc.Errorf("%s restart %d: %v", component, r/2+1, err)
+			sc.Errorf("%s restart %d: %v%s", component, r/2+1, err, testBedState(ctx))
 		}
 		ok := err == nil && op.Alive()
 		resumed := ""

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-operator/test/testkit"
@@ -23,7 +24,7 @@ import (
 func checkInvariants(ctx context.Context, t testing.TB) time.Duration {
 	t.Helper()
 	if _, err := waitConverged(ctx, 2*time.Minute, nil, nil); err != nil {
-		t.Errorf("invariant: every Monocle converges: %v%s", err, unscheduledPods(ctx))
+		t.Errorf("invariant: every Monocle converges: %v%s", err, testBedState(ctx))
 	}
 	for _, p := range env.track.checkPVCs(ctx) {
 		t.Errorf("invariant: every PVC survives: %s", p)
@@ -46,14 +47,69 @@ func checkInvariants(ctx context.Context, t testing.TB) time.Duration {
 	return quiet
 }
 
-// unscheduledPods says how many pods wait for a node, which points at the fake node's
-// capacity rather than at the operator.
-func unscheduledPods(ctx context.Context) string {
-	pods, err := env.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName="})
-	if err != nil || len(pods.Items) == 0 {
+// testBedState says what of the test bed (the scheduler, kube-controller-manager, kwok)
+// lags behind: pods waiting for a node, scheduled pods kwok has not made Ready, and
+// Deployments and StatefulSets whose controller has not observed their generation, with an
+// example of each. It is "" when nothing lags or when listing fails. A Monocle not Ready with
+// one of these is waiting on the test bed rather than on the operator.
+func testBedState(ctx context.Context) string {
+	var lags []string
+	if pods, err := env.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+		var unscheduled, unready []string
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+				continue
+			}
+			if p.Spec.NodeName == "" {
+				unscheduled = append(unscheduled, fmt.Sprintf("%s/%s (created %s ago)", p.Namespace, p.Name, time.Since(p.CreationTimestamp.Time).Round(time.Second)))
+			} else if !podReady(p) {
+				unready = append(unready, fmt.Sprintf("%s/%s (phase %q, created %s ago)", p.Namespace, p.Name, p.Status.Phase, time.Since(p.CreationTimestamp.Time).Round(time.Second)))
+			}
+		}
+		if len(unscheduled) > 0 {
+			lags = append(lags, fmt.Sprintf("%d pods are not scheduled, e.g. %s", len(unscheduled), unscheduled[0]))
+		}
+		if len(unready) > 0 {
+			lags = append(lags, fmt.Sprintf("%d scheduled pods are not Ready (kwok), e.g. %s", len(unready), unready[0]))
+		}
+	}
+	if ds, err := env.kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
+		var behind []string
+		for _, d := range ds.Items {
+			if d.Status.ObservedGeneration < d.Generation {
+				behind = append(behind, d.Namespace+"/"+d.Name)
+			}
+		}
+		if len(behind) > 0 {
+			lags = append(lags, fmt.Sprintf("%d Deployments not observed by their controller, e.g. %s", len(behind), behind[0]))
+		}
+	}
+	if ss, err := env.kube.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}); err == nil {
+		var behind []string
+		for _, s := range ss.Items {
+			if s.Status.ObservedGeneration < s.Generation {
+				behind = append(behind, s.Namespace+"/"+s.Name)
+			}
+		}
+		if len(behind) > 0 {
+			lags = append(lags, fmt.Sprintf("%d StatefulSets not observed by their controller, e.g. %s", len(behind), behind[0]))
+		}
+	}
+	if len(lags) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("\n(%d pods are not scheduled, e.g. %s/%s)", len(pods.Items), pods.Items[0].Namespace, pods.Items[0].Name)
+	return "\n(test bed: " + strings.Join(lags, "; ") + ")"
+}
+
+// podReady reports whether p's Ready condition is True.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // duplicateJobCreates lists the Jobs the operator created more than once (by namespace and

@@ -143,10 +143,5 @@ func kwokLeftBehind(p *corev1.Pod, now time.Time) bool {
 		// by the grace period, so it tells nothing here.
 		return true
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return false
-		}
-	}
-	return now.Sub(p.CreationTimestamp.Time) > kwokRetryPeriod
+	return !podReady(p) && now.Sub(p.CreationTimestamp.Time) > kwokRetryPeriod
 }
