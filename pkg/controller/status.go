@@ -170,12 +170,7 @@ func deploymentStatus(d *appsv1.Deployment) monoclev1alpha1.ComponentStatus {
 	if d == nil {
 		return monoclev1alpha1.ComponentStatus{}
 	}
-	return monoclev1alpha1.ComponentStatus{
-		Image:         firstImage(&d.Spec.Template.Spec),
-		Replicas:      ptr.Deref(d.Spec.Replicas, 1),
-		ReadyReplicas: d.Status.ReadyReplicas,
-		Ready:         deploymentRolledOut(d) && d.Status.ReadyReplicas >= ptr.Deref(d.Spec.Replicas, 1),
-	}
+	return componentStatus(&d.Spec.Template.Spec, d.Spec.Replicas, d.Status.ReadyReplicas, deploymentRolledOut(d))
 }
 
 // deploymentRolledOut reports whether every pod of d runs its latest spec.
@@ -187,17 +182,25 @@ func deploymentRolledOut(d *appsv1.Deployment) bool {
 	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want
 }
 
+// componentStatus is the status of a workload with pod template spec, desired replicas (nil
+// means 1) and readyReplicas ready pods: Ready when it is rolledOut and at least the desired
+// number of pods are ready.
+func componentStatus(spec *corev1.PodSpec, replicas *int32, readyReplicas int32, rolledOut bool) monoclev1alpha1.ComponentStatus {
+	want := ptr.Deref(replicas, 1)
+	return monoclev1alpha1.ComponentStatus{
+		Image:         firstImage(spec),
+		Replicas:      want,
+		ReadyReplicas: readyReplicas,
+		Ready:         rolledOut && readyReplicas >= want,
+	}
+}
+
 // statefulSetStatus reports a StatefulSet's pods, like deploymentStatus.
 func statefulSetStatus(s *appsv1.StatefulSet) monoclev1alpha1.ComponentStatus {
 	if s == nil {
 		return monoclev1alpha1.ComponentStatus{}
 	}
-	return monoclev1alpha1.ComponentStatus{
-		Image:         firstImage(&s.Spec.Template.Spec),
-		Replicas:      ptr.Deref(s.Spec.Replicas, 1),
-		ReadyReplicas: s.Status.ReadyReplicas,
-		Ready:         statefulSetRolledOut(s) && s.Status.ReadyReplicas >= ptr.Deref(s.Spec.Replicas, 1),
-	}
+	return componentStatus(&s.Spec.Template.Spec, s.Spec.Replicas, s.Status.ReadyReplicas, statefulSetRolledOut(s))
 }
 
 // statefulSetRolledOut reports whether every pod of s runs its update revision.

@@ -149,16 +149,18 @@ func (o object) optList(key string) ([]any, *Error) {
 	return o.list(key)
 }
 
+// items returns the items of the list at key: optList's when optional, list's otherwise.
+func (o object) items(key string, optional bool) ([]any, *Error) {
+	if optional {
+		return o.optList(key)
+	}
+	return o.list(key)
+}
+
 // textList returns the strings of the list at key; optional says whether the key may be
 // absent or null.
 func (o object) textList(key string, optional bool) ([]string, *Error) {
-	var items []any
-	var err *Error
-	if optional {
-		items, err = o.optList(key)
-	} else {
-		items, err = o.list(key)
-	}
+	items, err := o.items(key, optional)
 	if err != nil {
 		return nil, err
 	}
@@ -176,13 +178,7 @@ func (o object) textList(key string, optional bool) ([]string, *Error) {
 // objects returns the mappings of the list at key; optional says whether the key may be
 // absent or null.
 func (o object) objects(key string, optional bool) ([]object, *Error) {
-	var items []any
-	var err *Error
-	if optional {
-		items, err = o.optList(key)
-	} else {
-		items, err = o.list(key)
-	}
+	items, err := o.items(key, optional)
 	if err != nil {
 		return nil, err
 	}
