@@ -48,12 +48,25 @@ func checkInvariants(ctx context.Context, t testing.TB) time.Duration {
 }
 
 // testBedState says what of the test bed (the scheduler, kube-controller-manager, kwok)
-// lags behind: pods waiting for a node, scheduled pods kwok has not made Ready, and
+// lags behind: nodes not Ready or tainted, pods waiting for a node, scheduled pods kwok has not made Ready, and
 // Deployments and StatefulSets whose controller has not observed their generation, with an
 // example of each. It is "" when nothing lags or when listing fails. A Monocle not Ready with
 // one of these is waiting on the test bed rather than on the operator.
 func testBedState(ctx context.Context) string {
 	var lags []string
+	if nodes, err := env.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+		for _, n := range nodes.Items {
+			ready := false
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+					ready = true
+				}
+			}
+			if !ready || len(n.Spec.Taints) > 0 {
+				lags = append(lags, fmt.Sprintf("node %s Ready=%t, taints %v", n.Name, ready, n.Spec.Taints))
+			}
+		}
+	}
 	if pods, err := env.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
 		var unscheduled, unready []string
 		for i := range pods.Items {
