@@ -12,6 +12,7 @@ import (
 	"io"
 	"time"
 
+	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -91,7 +92,7 @@ type Controller struct {
 	queue workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	// unavailableBackoff spaces the retries of a key whose sync found the API server
 	// unavailable: exponential from unavailableBaseDelay, capped at unavailableMaxDelay,
-	// apart from the queue's own backoff (capped at 1000s) so that an outage of any
+	// apart from the queue's own backoff (failureRateLimiter) so that an outage of any
 	// length delays convergence by at most unavailableMaxDelay once the server is back.
 	unavailableBackoff workqueue.TypedRateLimiter[cache.ObjectName]
 	// staleCacheBackoff spaces the retries of a key whose sync met a stale cache:
@@ -158,7 +159,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
 		userSecrets:          newUserSecretCache(),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName](),
+			failureRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
 		unavailableBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
@@ -264,6 +265,34 @@ func (c *Controller) HasSynced() bool {
 	return true
 }
 
+// The retry delays of a key whose sync failed for a reason other than an unavailable API
+// server or a stale cache: exponential per key, doubling from failureBaseDelay up to
+// failureMaxDelay. client-go's default controller rate limiter has the same base but a
+// 1000 s cap (k8s.io/client-go/util/workqueue DefaultTypedControllerRateLimiter). Every
+// event of a key's objects counts a failure when its sync fails, so a burst of transient
+// errors (an API server that refuses Service creates while etcd restarts) could push the next
+// retry minutes away, and once the objects are quiet no event would bring it back sooner: the
+// Monocle would stay unconverged for up to 1000 s. With the cap, a persistently failing
+// Monocle costs one sync a minute.
+const (
+	failureBaseDelay = 5 * time.Millisecond
+	failureMaxDelay  = time.Minute
+	// failureQPS and failureBurst bound the retries of all keys together, as client-go's
+	// default limiter does.
+	failureQPS   = 10
+	failureBurst = 100
+)
+
+// failureRateLimiter returns the queue's rate limiter: per key, exponential from
+// failureBaseDelay to failureMaxDelay; for all keys, a token bucket of failureQPS retries per
+// second with bursts of failureBurst; the longer of the two delays applies.
+func failureRateLimiter() workqueue.TypedRateLimiter[cache.ObjectName] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](failureBaseDelay, failureMaxDelay),
+		&workqueue.TypedBucketRateLimiter[cache.ObjectName]{Limiter: rate.NewLimiter(rate.Limit(failureQPS), failureBurst)},
+	)
+}
+
 // runWorker processes work items until the queue shuts down.
 func (c *Controller) runWorker(ctx context.Context) {
 	for c.processNextWorkItem(ctx) {
@@ -271,7 +300,8 @@ func (c *Controller) runWorker(ctx context.Context) {
 }
 
 // processNextWorkItem syncs one Monocle key. A failed sync is requeued with rate limiting
-// (exponential backoff per key, up to 1000s); a successful one resets the key's backoffs.
+// (failureRateLimiter: exponential backoff per key, up to failureMaxDelay); a successful one
+// resets the key's backoffs.
 // Two kinds of failure, which pass by themselves, have shorter backoffs of their own: a
 // sync that found the API server unavailable is retried after unavailableBackoff's delay,
 // and one that met a stale cache after staleCacheBackoff's.

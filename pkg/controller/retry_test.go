@@ -195,3 +195,21 @@ func TestStaleCacheKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureBackoffIsCapped: however many times a key's sync fails, its next retry is at
+// most failureMaxDelay away, and a success (Forget) starts again from failureBaseDelay.
+func TestFailureBackoffIsCapped(t *testing.T) {
+	rl := failureRateLimiter()
+	key := cache.ObjectName{Namespace: "ns", Name: "m"}
+	var last time.Duration
+	for range 40 {
+		last = rl.When(key)
+	}
+	if last != failureMaxDelay {
+		t.Errorf("after 40 failures the delay is %s, want the cap %s", last, failureMaxDelay)
+	}
+	rl.Forget(key)
+	if d := rl.When(key); d != failureBaseDelay {
+		t.Errorf("after Forget the delay is %s, want %s", d, failureBaseDelay)
+	}
+}

@@ -192,9 +192,9 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 
 // staleCacheError wraps errors that only say the cache was behind the API server (a 409
 // Conflict, an AlreadyExists). Such a key is retried with a backoff of its own (see
-// Controller.staleCacheBackoff), not with the queue's, which grows to 1000s: after an API
-// server restart the informers can lag for two minutes, and that backoff would then leave
-// the Monocle unconverged for much longer.
+// Controller.staleCacheBackoff), not with the queue's, which grows to a minute: after an API
+// server restart the informers can lag for two minutes, and every conflict met meanwhile
+// would push the queue's next retry further away.
 type staleCacheError struct{ err error }
 
 func (e *staleCacheError) Error() string { return e.err.Error() }
