@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -239,6 +243,10 @@ func testControlPlaneRestarts(t *testing.T) {
 		delta("workqueue_retries_total", `name="monocle"`), delta("monocle_operator_syncs_total", `result="error"`), delta("monocle_operator_syncs_total", `result="unavailable"`),
 		delta("rest_client_requests_total", `code="<error>"`), delta("rest_client_requests_total", `code="5`), delta("rest_client_requests_total"))
 
+	if n, line := mostRequeues(op.LogPath); n > 0 {
+		sc.note("most failed syncs of one key in a row: %d (the queue's backoff is capped at a minute), the last: %s", n, truncateText(line, 300))
+	}
+
 	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
 		sc.Error(err)
@@ -280,4 +288,28 @@ func checkWatchesResume(ctx context.Context, ns, edited, deleted string, variant
 // result error or unavailable.
 func failedSyncs(m testkit.Metrics) float64 {
 	return m.Sum("monocle_operator_syncs_total", `result="error"`) + m.Sum("monocle_operator_syncs_total", `result="unavailable"`)
+}
+
+// requeuesPattern finds the retries count of the operator's "Error syncing Monocle" log lines.
+var requeuesPattern = regexp.MustCompile(`"retries":(\d+)`)
+
+// mostRequeues returns the highest retries count of the operator's "Error syncing Monocle"
+// lines in the log at path, and that line; 0 when there is none or the log cannot be read.
+func mostRequeues(path string) (int, string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, ""
+	}
+	most, line := 0, ""
+	for _, l := range strings.Split(string(data), "\n") {
+		if !strings.Contains(l, "Error syncing Monocle") {
+			continue
+		}
+		if m := requeuesPattern.FindStringSubmatch(l); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n > most {
+				most, line = n, l
+			}
+		}
+	}
+	return most, line
 }
