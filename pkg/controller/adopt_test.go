@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	core "k8s.io/client-go/testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -37,13 +36,7 @@ func loadEarlierFixture(t *testing.T) (*monoclev1alpha1.Monocle, []runtime.Objec
 	if err != nil {
 		t.Fatal(err)
 	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{kubescheme.AddToScheme, monoclev1alpha1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	decode := serializer.NewCodecFactory(scheme).UniversalDeserializer()
+	decode := serializer.NewCodecFactory(testScheme).UniversalDeserializer()
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	var m *monoclev1alpha1.Monocle
 	var objects []runtime.Object
@@ -102,31 +95,46 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	kubeWrites, monocleWrites := f.run()
 
 	// Each earlier object the label-filtered cache cannot see costs one create refused with
-	// AlreadyExists, then a read and an update in place; only the copy of the keys is new.
-	var expected []string
-	for _, name := range []string{"secrets monocle-sample-api", "configmaps monocle-sample-api",
-		"services monocle-sample-elastic", "statefulsets monocle-sample-elastic", "services monocle-sample-api",
-		"deployments monocle-sample-api", "deployments monocle-sample-crawler"} {
-		expected = append(expected, "create "+name, "update "+name)
+	// AlreadyExists, then a read and an update in place, which carries the builder's object
+	// merged into the earlier one; only the copy of the keys is new. MONOCLE_JWK_GEN_KEY is
+	// generated, so it is taken from what was written.
+	c := f.controller
+	keys := map[string][]byte{resources.CrawlersAPIKeyKey: fixtureSecret.Data[resources.CrawlersAPIKeyKey]}
+	if backup := written[*corev1.Secret](kubeWrites, resources.KeysBackupName(m)); backup != nil {
+		keys[resources.JWKGenKeyKey] = backup.Data[resources.JWKGenKeyKey]
 	}
-	expectActions(t, kubeWrites, append(expected,
-		"delete jobs update-idents-job",
-		"update persistentvolumeclaims monocle-sample-elastic-data-volume-monocle-sample-elastic-0",
-		"create secrets monocle-sample-api-keys")...)
-	updated := map[string]runtime.Object{}
-	for _, a := range kubeWrites {
-		if u, ok := a.(core.UpdateAction); ok {
-			obj := u.GetObject()
-			updated[a.GetResource().Resource+"/"+obj.(metav1.Object).GetName()] = obj
-		}
-	}
+	secret := merged(c.secrets, resources.NewAPISecret(m, keys), fixtureSecret)
+	in := resources.Inputs{ConfigHash: resources.ConfigHash(fixtureConfig), SecretHash: resources.SecretHash(secret.Data, "")}
+	earlierPVC := find[*corev1.PersistentVolumeClaim](objects, "monocle-sample-elastic-data-volume-monocle-sample-elastic-0")
+	pvc := earlierPVC.DeepCopy()
+	pvc.Labels = union(earlierPVC.Labels, resources.Labels(m, resources.ComponentElastic))
+	// The workloads have not rolled out, so the Services keep the earlier selector.
+	held := c.serviceClient(false)
+	desiredConfig := resources.NewConfigMap(m, resources.DefaultConfig)
+	desiredElasticSvc, desiredAPISvc := resources.NewElasticService(m), resources.NewAPIService(m)
+	desiredElastic := resources.NewElasticStatefulSet(m, resources.EarlierElasticDataVolume(m))
+	desiredAPI, desiredCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
+	checkActions(t, kubeWrites,
+		expectDelete("jobs", m.Namespace, EarlierUpdateIdentsJob),
+		expectUpdate(pvc),
+		expectCreate(resources.NewKeysBackupSecret(m, keys)),
+		expectCreate(resources.NewAPISecret(m, keys)),
+		expectUpdate(secret),
+		expectCreate(desiredConfig),
+		expectUpdate(merged(c.userConfigMaps, desiredConfig, find[*corev1.ConfigMap](objects, "monocle-sample-api"))),
+		expectCreate(desiredElasticSvc),
+		expectUpdate(merged(held, desiredElasticSvc, find[*corev1.Service](objects, "monocle-sample-elastic"))),
+		expectCreate(desiredElastic),
+		expectUpdate(merged(c.statefulSets, desiredElastic, find[*appsv1.StatefulSet](objects, "monocle-sample-elastic"))),
+		expectCreate(desiredAPISvc),
+		expectUpdate(merged(held, desiredAPISvc, find[*corev1.Service](objects, "monocle-sample-api"))),
+		expectCreate(desiredAPI),
+		expectUpdate(merged(c.deployments, desiredAPI, find[*appsv1.Deployment](objects, "monocle-sample-api"))),
+		expectCreate(desiredCrawler),
+		expectUpdate(merged(c.deployments, desiredCrawler, find[*appsv1.Deployment](objects, "monocle-sample-crawler"))))
 
-	pvc := updated["persistentvolumeclaims/monocle-sample-elastic-data-volume-monocle-sample-elastic-0"].(*corev1.PersistentVolumeClaim)
-	if pvc.Labels[resources.InstanceLabel] != m.Name || pvc.Labels[resources.ManagedByLabel] != resources.ManagedByValue || pvc.Labels["tier"] != "elastic" {
-		t.Errorf("PVC labels %v: want the operator's labels added to the earlier ones", pvc.Labels)
-	}
-
-	secret := updated["secrets/monocle-sample-api"].(*corev1.Secret)
+	// What the adoption must keep, whichever way the kinds merge.
+	secret = written[*corev1.Secret](kubeWrites, "monocle-sample-api")
 	for _, k := range []string{resources.CrawlersAPIKeyKey, "GITHUB_TOKEN"} {
 		if !bytes.Equal(secret.Data[k], fixtureSecret.Data[k]) {
 			t.Errorf("Secret key %s changed from %q to %q", k, fixtureSecret.Data[k], secret.Data[k])
@@ -136,20 +144,20 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		t.Errorf("MONOCLE_JWK_GEN_KEY was not generated: %q", secret.Data[resources.JWKGenKeyKey])
 	}
 
-	cm := updated["configmaps/monocle-sample-api"].(*corev1.ConfigMap)
+	cm := written[*corev1.ConfigMap](kubeWrites, "monocle-sample-api")
 	if cm.Data["config.yaml"] != fixtureConfig || len(cm.Data) != 1 || cm.Labels[resources.ManagedByLabel] != resources.ManagedByValue {
 		t.Errorf("ConfigMap after adoption: data %v labels %v; want the user's config kept, labelled", cm.Data, cm.Labels)
 	}
 
 	for _, name := range []string{"monocle-sample-api", "monocle-sample-elastic"} {
 		before := find[*corev1.Service](objects, name)
-		after := updated["services/"+name].(*corev1.Service)
+		after := written[*corev1.Service](kubeWrites, name)
 		if !equality.Semantic.DeepEqual(before.Spec, after.Spec) {
 			t.Errorf("Service %s: the spec changed before the new pods are ready:\n%v\n%v", name, before.Spec, after.Spec)
 		}
 	}
 
-	sts := updated["statefulsets/monocle-sample-elastic"].(*appsv1.StatefulSet)
+	sts := written[*appsv1.StatefulSet](kubeWrites, "monocle-sample-elastic")
 	before := find[*appsv1.StatefulSet](objects, "monocle-sample-elastic")
 	if !equality.Semantic.DeepEqual(sts.Spec.Selector, before.Spec.Selector) ||
 		!equality.Semantic.DeepEqual(sts.Spec.VolumeClaimTemplates, before.Spec.VolumeClaimTemplates) || sts.Spec.ServiceName != before.Spec.ServiceName {
@@ -159,7 +167,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		t.Errorf("Elasticsearch mounts %v, want the earlier volume claim template", mounts)
 	}
 	for _, name := range []string{"monocle-sample-api", "monocle-sample-crawler"} {
-		d := updated["deployments/"+name].(*appsv1.Deployment)
+		d := written[*appsv1.Deployment](kubeWrites, name)
 		if !equality.Semantic.DeepEqual(d.Spec.Selector, find[*appsv1.Deployment](objects, name).Spec.Selector) {
 			t.Errorf("Deployment %s: the selector changed", name)
 		}
@@ -234,8 +242,12 @@ func TestAdoptedServicesSwitchOnceNewPodsServe(t *testing.T) {
 		adopted = append(adopted, last[key])
 	}
 	rollOut(adopted)
-	_, kubeWrites, _ = resync(t, status, adopted)
-	expectActions(t, kubeWrites, "update services monocle-sample-elastic", "update services monocle-sample-api")
+	f, kubeWrites, _ = resync(t, status, adopted)
+	// The Services get the builder's selector and ports, merged into the adopted ones.
+	elastic, api := resources.NewElasticService(m), resources.NewAPIService(m)
+	checkActions(t, kubeWrites,
+		expectUpdate(merged(f.controller.services, elastic, find[*corev1.Service](adopted, elastic.Name))),
+		expectUpdate(merged(f.controller.services, api, find[*corev1.Service](adopted, api.Name))))
 	for _, a := range kubeWrites {
 		svc := a.(core.UpdateAction).GetObject().(*corev1.Service)
 		want := resources.SelectorLabels(m, svc.Labels[resources.ComponentLabel])
@@ -253,19 +265,13 @@ func TestSpecConfigKeepsTheUserConfig(t *testing.T) {
 	m.Spec.Config = resources.DefaultConfig
 	f := earlierFixtureController(t, m, objects)
 	kubeWrites, _ := f.run()
-	for _, a := range kubeWrites {
-		u, ok := a.(core.UpdateAction)
-		if !ok || a.GetVerb() != "update" {
-			continue
-		}
-		if cm, ok := u.GetObject().(*corev1.ConfigMap); ok {
-			if cm.Data[resources.ConfigKey] != resources.DefaultConfig || cm.Data[resources.ReplacedConfigKey] != fixtureConfig {
-				t.Errorf("ConfigMap data %v: want spec.config in force and the user's config kept", cm.Data)
-			}
-			return
-		}
+	want := merged(f.controller.configMaps, resources.NewConfigMap(m, resources.DefaultConfig), find[*corev1.ConfigMap](objects, "monocle-sample-api"))
+	want.Data[resources.ReplacedConfigKey] = fixtureConfig
+	if got := written[*corev1.ConfigMap](kubeWrites, want.Name); got == nil {
+		t.Errorf("the ConfigMap was not written: %v", describe(kubeWrites))
+	} else {
+		checkObject(t, "ConfigMap "+want.Name, want, got)
 	}
-	t.Errorf("the ConfigMap was not updated: %v", describe(kubeWrites))
 }
 
 // rollOut gives the workloads among objects the status of a finished rollout.
@@ -292,9 +298,14 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 	}
 	cm := find[*corev1.ConfigMap](objects, "demo-api")
 	cm.Data[resources.ConfigKey] = "workspaces:\n  - name: mine\n    crawlers: []\n"
-	_, kubeWrites, status := resync(t, m, objects)
-	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler",
-		"create jobs demo-update-idents-"+resources.ConfigHash(cm.Data[resources.ConfigKey])[:8])
+	f, kubeWrites, status := resync(t, m, objects)
+	// The pods roll to the user's config, whose idents are applied.
+	in := builtInputs(m, objects, cm.Data[resources.ConfigKey])
+	api, crawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
+	checkActions(t, kubeWrites,
+		expectUpdate(merged(f.controller.deployments, api, find[*appsv1.Deployment](objects, api.Name))),
+		expectUpdate(merged(f.controller.deployments, crawler, find[*appsv1.Deployment](objects, crawler.Name))),
+		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash)))
 	if status.Status.ConfigHash != resources.ConfigHash(cm.Data[resources.ConfigKey]) {
 		t.Errorf("configHash %q is not the user's config's", status.Status.ConfigHash)
 	}
@@ -315,9 +326,10 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 		}
 	}
 	_, kubeWrites, _ = resync(t, m, kept)
-	if got := describe(kubeWrites); len(got) == 0 || got[0] != "create configmaps demo-api" {
-		t.Errorf("writes %v, want the ConfigMap created first", got)
+	if len(kubeWrites) == 0 {
+		t.Fatal("no write, want the ConfigMap created")
 	}
+	checkAction(t, 0, expectCreate(resources.NewConfigMap(m, resources.DefaultConfig)), kubeWrites[0])
 }
 
 // TestEarlierJobOfAnotherOwnerIsLeft: a Job named update-idents-job that the Monocle does not

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"math/rand"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +16,11 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/diff"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
+	kubescheme "k8s.io/client-go/kubernetes/scheme"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/metadata/metadatainformer"
 	core "k8s.io/client-go/testing"
@@ -167,19 +171,11 @@ func writes(actions []core.Action) []core.Action {
 	return out
 }
 
+// describe names each action "verb resource name", with "/subresource" when it has one.
 func describe(actions []core.Action) []string {
 	var out []string
 	for _, a := range actions {
-		name := ""
-		switch a := a.(type) {
-		case core.CreateAction:
-			name = a.GetObject().(metav1.Object).GetName()
-		case core.UpdateAction:
-			name = a.GetObject().(metav1.Object).GetName()
-		case core.DeleteAction:
-			name = a.GetName()
-		}
-		s := fmt.Sprintf("%s %s %s", a.GetVerb(), a.GetResource().Resource, name)
+		s := fmt.Sprintf("%s %s %s", a.GetVerb(), a.GetResource().Resource, actionName(a))
 		if a.GetSubresource() != "" {
 			s += "/" + a.GetSubresource()
 		}
@@ -188,6 +184,22 @@ func describe(actions []core.Action) []string {
 	return out
 }
 
+// actionName is the name of the object an action writes or deletes.
+func actionName(a core.Action) string {
+	switch a := a.(type) {
+	case core.CreateAction:
+		return a.GetObject().(metav1.Object).GetName()
+	case core.UpdateAction:
+		return a.GetObject().(metav1.Object).GetName()
+	case core.DeleteAction:
+		return a.GetName()
+	}
+	return ""
+}
+
+// expectActions compares only the verb, resource and name of the writes, in any order: for
+// tests where what was written does not matter (none at all, a delete, a count). checkActions
+// compares whole objects.
 func expectActions(t *testing.T, got []core.Action, want ...string) {
 	t.Helper()
 	gotDesc := describe(got)
@@ -198,14 +210,172 @@ func expectActions(t *testing.T, got []core.Action, want ...string) {
 
 func sortedCopy(s []string) []string {
 	out := append([]string(nil), s...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
+	sort.Strings(out)
+	return out
+}
+
+// testScheme knows every kind the tests meet: Kubernetes' and the Monocle.
+var testScheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(kubescheme.AddToScheme(s))
+	utilruntime.Must(monoclev1alpha1.AddToScheme(s))
+	return s
+}()
+
+// expectation is one write a sync must make, as sample-controller's tests expect actions: the
+// verb, resource, namespace, name and subresource, and for a create or an update the whole
+// object (nil for a delete).
+type expectation struct {
+	verb, resource, namespace, name, subresource string
+	object                                       runtime.Object
+}
+
+// expectCreate expects obj to be created, whole.
+func expectCreate(obj object) expectation {
+	return expectation{"create", resourceOf(obj), obj.GetNamespace(), obj.GetName(), "", obj}
+}
+
+// expectUpdate expects obj to be written by an update, whole.
+func expectUpdate(obj object) expectation {
+	return expectation{"update", resourceOf(obj), obj.GetNamespace(), obj.GetName(), "", obj}
+}
+
+// expectStatusUpdate expects m, whole, to be written to the status subresource.
+func expectStatusUpdate(m *monoclev1alpha1.Monocle) expectation {
+	e := expectUpdate(m)
+	e.subresource = "status"
+	return e
+}
+
+// expectDelete expects the object of resource ("jobs") namespace/name to be deleted.
+func expectDelete(resource, namespace, name string) expectation {
+	return expectation{verb: "delete", resource: resource, namespace: namespace, name: name}
+}
+
+// String is the expectation in describe's form.
+func (e expectation) String() string {
+	s := fmt.Sprintf("%s %s %s", e.verb, e.resource, e.name)
+	if e.subresource != "" {
+		s += "/" + e.subresource
+	}
+	return s
+}
+
+// resourceOf is the resource ("deployments") of obj's kind.
+func resourceOf(obj runtime.Object) string {
+	gvks, _, err := testScheme.ObjectKinds(obj)
+	if err != nil {
+		return fmt.Sprintf("<%T: %v>", obj, err)
+	}
+	plural, _ := apimeta.UnsafeGuessKindToResource(gvks[0])
+	return plural.Resource
+}
+
+// checkActions checks the writes a sync made against the expected ones, in order, as
+// sample-controller's tests do: each write must match its expectation (checkAction), and none
+// may be missing or extra.
+func checkActions(t *testing.T, got []core.Action, want ...expectation) {
+	t.Helper()
+	for i := range max(len(got), len(want)) {
+		switch {
+		case i >= len(want):
+			t.Errorf("write %d: unexpected %s", i, describe(got[i : i+1])[0])
+		case i >= len(got):
+			t.Errorf("write %d: missing %s", i, want[i])
+		default:
+			checkAction(t, i, want[i], got[i])
+		}
+	}
+}
+
+// checkAction checks one write: its verb, resource, subresource, namespace and name, and the
+// object a create or an update carries, whole (checkObject).
+func checkAction(t *testing.T, i int, want expectation, got core.Action) {
+	t.Helper()
+	if got.GetVerb() != want.verb || got.GetResource().Resource != want.resource || got.GetSubresource() != want.subresource ||
+		got.GetNamespace() != want.namespace || actionName(got) != want.name {
+		t.Errorf("write %d: got %s in namespace %q, want %s in namespace %q", i, describe([]core.Action{got})[0], got.GetNamespace(), want, want.namespace)
+		return
+	}
+	if want.object == nil {
+		return
+	}
+	var obj runtime.Object
+	switch a := got.(type) {
+	case core.CreateAction:
+		obj = a.GetObject()
+	case core.UpdateAction:
+		obj = a.GetObject()
+	}
+	checkObject(t, fmt.Sprintf("write %d, %s", i, want), want.object, obj)
+}
+
+// checkObject reports got differing from want by equality.Semantic.DeepEqual, with a unified
+// diff of their JSON (- want, + got). A condition of an expected Monocle whose
+// lastTransitionTime is zero stands for "set by this sync": it matches the time got has, which
+// must not be zero; a non-zero time must match exactly (a condition kept its time).
+func checkObject(t *testing.T, what string, want, got runtime.Object) {
+	t.Helper()
+	if w, ok := want.(*monoclev1alpha1.Monocle); ok {
+		if g, ok := got.(*monoclev1alpha1.Monocle); ok {
+			w = w.DeepCopy()
+			for i, c := range w.Status.Conditions {
+				g := apimeta.FindStatusCondition(g.Status.Conditions, c.Type)
+				switch {
+				case g == nil || !c.LastTransitionTime.IsZero():
+				case g.LastTransitionTime.IsZero():
+					t.Errorf("%s: condition %s has no lastTransitionTime", what, c.Type)
+				default:
+					w.Status.Conditions[i].LastTransitionTime = g.LastTransitionTime
+				}
 			}
+			want = w
+		}
+	}
+	if equality.Semantic.DeepEqual(want, got) {
+		return
+	}
+	d := diff.Diff(want, got)
+	if d == "" {
+		// Equal in JSON (a time's fraction of a second, say): show the Go values.
+		d = diff.ObjectGoPrintSideBySide(want, got)
+	}
+	t.Errorf("%s: got a %T that differs from the expected %T (- want, + got):\n%s", what, got, want, d)
+}
+
+// written is the last object of type T named name that actions create or update, or nil.
+func written[T object](actions []core.Action, name string) T {
+	var out T
+	for _, a := range actions {
+		var obj runtime.Object
+		switch a := a.(type) {
+		case core.CreateAction:
+			obj = a.GetObject()
+		case core.UpdateAction:
+			obj = a.GetObject()
+		}
+		if o, ok := obj.(T); ok && o.GetName() == name {
+			out = o
 		}
 	}
 	return out
+}
+
+// merged is the object ensure writes to bring live back to desired with kind client k: the
+// kind's merge, then the labels and spec hash (owned.go). Expected updates are built with the
+// controller's own functions, over the builder's object, so a test checks that this object
+// arrived whole.
+func merged[T object](k kindClient[T], desired, live T) T {
+	out := k.merge(desired, live)
+	mergeMetadata(desired, out)
+	return out
+}
+
+// builtInputs are the inputs the sync hands the API and crawler builders when its pods run
+// config and objects hold its Secret "<name>-api" (no spec.secretRef).
+func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config string) resources.Inputs {
+	secret := find[*corev1.Secret](objects, resources.SecretName(m))
+	return resources.Inputs{ConfigHash: resources.ConfigHash(config), SecretHash: resources.SecretHash(secret.Data, "")}
 }
 
 // converged returns the objects the first sync of m creates, with ready workload statuses,
@@ -255,39 +425,44 @@ func find[T runtime.Object](objects []runtime.Object, name string) T {
 	return zero
 }
 
+// TestCreatesAllObjects: the first sync of a new Monocle creates every object as its builder
+// makes it, whole, and writes the whole status.
 func TestCreatesAllObjects(t *testing.T) {
 	f := newFixture(t)
 	m := newMonocle("demo")
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	kubeWrites, monocleWrites := f.run()
 
-	expectActions(t, kubeWrites,
-		"create secrets demo-api", "create secrets demo-api-keys", "create configmaps demo-api",
-		"create services demo-elastic", "create statefulsets demo-elastic",
-		"create services demo-api", "create deployments demo-api", "create deployments demo-crawler")
-	expectActions(t, monocleWrites, "update monocles demo/status")
-
 	var objects []runtime.Object
 	for _, a := range kubeWrites {
-		objects = append(objects, a.(core.CreateAction).GetObject())
-	}
-	secret := find[*corev1.Secret](objects, "demo-api")
-	for _, k := range resources.GeneratedKeys {
-		if !resources.ValidKey(k, secret.Data[k]) {
-			t.Errorf("generated %s = %q is not a valid key", k, secret.Data[k])
+		if c, ok := a.(core.CreateAction); ok {
+			objects = append(objects, c.GetObject())
 		}
 	}
-	if string(secret.Data[resources.CrawlersAPIKeyKey]) == string(secret.Data[resources.JWKGenKeyKey]) {
+	// The generated keys are random: valid and distinct is all a test can ask of them.
+	keys := map[string][]byte{}
+	if secret := find[*corev1.Secret](objects, "demo-api"); secret != nil {
+		keys = secret.Data
+	}
+	for _, k := range resources.GeneratedKeys {
+		if !resources.ValidKey(k, keys[k]) {
+			t.Errorf("generated %s = %q is not a valid key", k, keys[k])
+		}
+	}
+	if string(keys[resources.CrawlersAPIKeyKey]) == string(keys[resources.JWKGenKeyKey]) {
 		t.Error("the two generated keys are equal")
 	}
-	in := resources.Inputs{ConfigHash: resources.ConfigHash(resources.DefaultConfig), SecretHash: resources.SecretHash(secret.Data, "")}
-	wantAPI := resources.NewAPIDeployment(m, in)
-	if got := find[*appsv1.Deployment](objects, "demo-api"); !equality.Semantic.DeepEqual(got, wantAPI) {
-		t.Errorf("API Deployment differs from the builder's:\n got: %+v\nwant: %+v", got, wantAPI)
-	}
-	if got := find[*appsv1.StatefulSet](objects, "demo-elastic"); !equality.Semantic.DeepEqual(got, resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)) {
-		t.Error("Elasticsearch StatefulSet differs from the builder's")
-	}
+	in := builtInputs(m, objects, resources.DefaultConfig)
+	checkActions(t, kubeWrites,
+		expectCreate(resources.NewKeysBackupSecret(m, keys)),
+		expectCreate(resources.NewAPISecret(m, keys)),
+		expectCreate(resources.NewConfigMap(m, resources.DefaultConfig)),
+		expectCreate(resources.NewElasticService(m)),
+		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)),
+		expectCreate(resources.NewAPIService(m)),
+		expectCreate(resources.NewAPIDeployment(m, in)),
+		expectCreate(resources.NewCrawlerDeployment(m, in)))
+	// What the builders must give every object, for the garbage collector and the informers.
 	for _, o := range objects {
 		if !isControlledBy(o.(metav1.Object), m) {
 			t.Errorf("%T %s is not controlled by the Monocle", o, o.(metav1.Object).GetName())
@@ -297,14 +472,36 @@ func TestCreatesAllObjects(t *testing.T) {
 		}
 	}
 
-	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
-	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
-	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != ReasonComponentsNotReady {
-		t.Errorf("Ready condition after creation = %+v, want False/%s", ready, ReasonComponentsNotReady)
+	// Every condition is new: its lastTransitionTime is left zero, which checkObject reads as
+	// "set by this sync".
+	cond := func(typ string, status metav1.ConditionStatus, reason, message string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, ObservedGeneration: 1, Reason: reason, Message: message}
 	}
-	if status.ObservedGeneration != 1 || status.URL != "http://demo-api.default.svc:8080" {
-		t.Errorf("status = %+v", status)
+	starting := monoclev1alpha1.ComponentStatus{Image: resources.DefaultMonocleImage, Replicas: 1}
+	want := m.DeepCopy()
+	want.Status = monoclev1alpha1.MonocleStatus{
+		ObservedGeneration: 1,
+		Conditions: []metav1.Condition{
+			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonComponentsNotReady,
+				"Waiting for elasticsearch 0/1 ready, api 0/1 ready, crawler 0/1 ready"),
+			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "Rolling out: elasticsearch, api, crawler"),
+			cond(monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "The operator converges every owned object"),
+			cond(monoclev1alpha1.ConditionConfigValid, metav1.ConditionTrue, ReasonConfigAccepted,
+				"spec.config is unset; config.yaml of ConfigMap demo-api defines 1 workspace(s)"),
+			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, ReasonSecretsPresent,
+				"Secret demo-api holds every token variable config.yaml names"),
+			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
+			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
+			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
+		},
+		URL:           "http://demo-api.default.svc:8080",
+		ConfigHash:    resources.ConfigHash(resources.DefaultConfig),
+		ConfigSource:  monoclev1alpha1.ConfigFromConfigMap,
+		API:           starting,
+		Crawler:       starting,
+		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
+	checkActions(t, monocleWrites, expectStatusUpdate(want))
 	if n := len(f.recorder.Events); n != 8 {
 		t.Errorf("recorded %d events, want one per created object (8)", n)
 	}
@@ -341,6 +538,8 @@ func TestSecondSyncMakesNoCalls(t *testing.T) {
 	}
 }
 
+// TestDriftIsCorrected: a live edit of a field the operator owns is repaired by an update that
+// carries the whole object: the builder's fields, and the fields and metadata of others kept.
 func TestDriftIsCorrected(t *testing.T) {
 	// With spec.config set, the ConfigMap is the operator's: an edit there is drift.
 	withConfig := newMonocle("demo")
@@ -350,7 +549,9 @@ func TestDriftIsCorrected(t *testing.T) {
 	api.Spec.Replicas = ptr.To[int32](0)
 	svc := find[*corev1.Service](objects, "demo-api")
 	svc.Spec.Ports[0].Port = 9999
+	// The API server's field and another client's annotation, on an object being repaired.
 	svc.Spec.ClusterIP = "10.96.0.10"
+	svc.Annotations["example.com/owner"] = "team-x"
 	cm := find[*corev1.ConfigMap](objects, "demo-api")
 	cm.Data["config.yaml"] = "workspaces: []\n"
 	// Someone else's label and annotation are not drift.
@@ -358,27 +559,20 @@ func TestDriftIsCorrected(t *testing.T) {
 	crawler.Labels["team"] = "x"
 	crawler.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] = "now"
 
+	wantAPI := resources.NewAPIDeployment(m, builtInputs(m, objects, resources.DefaultConfig))
+	wantAPI.Status = api.Status
+	wantSvc := resources.NewAPIService(m)
+	wantSvc.Spec.ClusterIP = "10.96.0.10"
+	wantSvc.Annotations["example.com/owner"] = "team-x"
+
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	kubeWrites, _ := f.run()
-	expectActions(t, kubeWrites, "update deployments demo-api", "update services demo-api", "update configmaps demo-api")
-	for _, a := range kubeWrites {
-		switch o := a.(core.UpdateAction).GetObject().(type) {
-		case *appsv1.Deployment:
-			if *o.Spec.Replicas != 1 {
-				t.Errorf("API replicas after repair = %d, want 1", *o.Spec.Replicas)
-			}
-		case *corev1.Service:
-			if o.Spec.Ports[0].Port != resources.APIPort || o.Spec.ClusterIP != "10.96.0.10" {
-				t.Errorf("Service after repair: port %d clusterIP %q", o.Spec.Ports[0].Port, o.Spec.ClusterIP)
-			}
-		case *corev1.ConfigMap:
-			if o.Data["config.yaml"] != resources.DefaultConfig {
-				t.Errorf("config after repair = %q", o.Data["config.yaml"])
-			}
-		}
-	}
+	checkActions(t, kubeWrites,
+		expectUpdate(resources.NewConfigMap(m, resources.DefaultConfig)),
+		expectUpdate(wantSvc),
+		expectUpdate(wantAPI))
 }
 
 func TestForeignObjectIsNotOverwritten(t *testing.T) {
@@ -452,16 +646,9 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 	// copy, nothing rolls, and the other client's key stays.
 	delete(secret.Data, resources.JWKGenKeyKey)
 	_, kubeWrites, _ = resync(t, m, objects)
-	expectActions(t, kubeWrites, "update secrets demo-api")
-	updated := kubeWrites[0].(core.UpdateAction).GetObject().(*corev1.Secret)
-	for _, k := range resources.GeneratedKeys {
-		if string(updated.Data[k]) != string(original.Data[k]) {
-			t.Errorf("%s was not restored to its original value", k)
-		}
-	}
-	if string(updated.Data["EXTRA"]) != "theirs" {
-		t.Errorf("the other client's key is gone: %v", updated.Data)
-	}
+	restored := secret.DeepCopy()
+	restored.Data[resources.JWKGenKeyKey] = original.Data[resources.JWKGenKeyKey]
+	checkActions(t, kubeWrites, expectUpdate(restored))
 
 	// Removed from the copy too: only then is the key generated anew, with a warning, and the
 	// pods that read it roll.
@@ -571,10 +758,15 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	kubeWrites, monocleWrites := f.run()
-	expectActions(t, kubeWrites, "update deployments demo-api", "update deployments demo-crawler", "create poddisruptionbudgets demo-api")
-	api := kubeWrites[0].(core.UpdateAction).GetObject().(*appsv1.Deployment)
-	if api.Name != "demo-api" {
-		api = kubeWrites[1].(core.UpdateAction).GetObject().(*appsv1.Deployment)
+	in := builtInputs(m, objects, resources.DefaultConfig)
+	wantAPI, wantCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
+	checkActions(t, kubeWrites,
+		expectUpdate(merged(f.controller.deployments, wantAPI, find[*appsv1.Deployment](objects, wantAPI.Name))),
+		expectUpdate(merged(f.controller.deployments, wantCrawler, find[*appsv1.Deployment](objects, wantCrawler.Name))),
+		expectCreate(resources.NewAPIPodDisruptionBudget(m)))
+	api := written[*appsv1.Deployment](kubeWrites, "demo-api")
+	if api == nil {
+		t.Fatal("the API Deployment was not updated")
 	}
 	if *api.Spec.Replicas != 3 || api.Spec.Template.Spec.Containers[0].Image != m.Spec.Image {
 		t.Errorf("API Deployment after the change: replicas %d image %s", *api.Spec.Replicas, api.Spec.Template.Spec.Containers[0].Image)
