@@ -30,7 +30,7 @@ type usage struct {
 // of the components that have a client-side limiter.
 func (e *env) snapshot(ctx context.Context, op *testkit.Process) usage {
 	u := usage{cpu: map[string]float64{}, throttleWait: map[string]float64{}}
-	pids := e.cluster.PIDs()
+	pids := e.Cluster.PIDs()
 	pids["monocle-operator"] = op.PID()
 	for name, pid := range pids {
 		if s, err := testkit.ProcCPUSeconds(pid); err == nil {
@@ -94,7 +94,7 @@ var securePort = regexp.MustCompile(`--secure-port=(\d+)`)
 // loopback with the admin token; the port is read from the command line localcluster writes
 // at the top of the component's log.
 func (e *env) componentMetrics(ctx context.Context, component string) (testkit.Metrics, error) {
-	f, err := os.Open(e.cluster.LogPath(component))
+	f, err := os.Open(e.Cluster.LogPath(component))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +105,7 @@ func (e *env) componentMetrics(ctx context.Context, component string) (testkit.M
 	}
 	m := securePort.FindStringSubmatch(first)
 	if m == nil {
-		return nil, fmt.Errorf("no --secure-port in %s", e.cluster.LogPath(component))
+		return nil, fmt.Errorf("no --secure-port in %s", e.Cluster.LogPath(component))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://127.0.0.1:"+m[1]+"/metrics", nil)
 	if err != nil {

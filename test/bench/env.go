@@ -16,9 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
-	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -34,58 +32,43 @@ const extraNodes = 2
 // env is one running local control plane with the CRD installed, clients for the bench, and
 // the audit log reader.
 type env struct {
-	name     string
-	cluster  *localcluster.Cluster
-	kube     kubernetes.Interface
-	monocles clientset.Interface
-	audit    *testkit.AuditLog
-	tracker  *readyTracker
-	cancel   context.CancelFunc
+	*testkit.Env
+	name    string
+	audit   *testkit.AuditLog
+	tracker *readyTracker
+	cancel  context.CancelFunc
 }
 
-// startEnv starts a cluster in dir, adds the extra nodes, installs the CRD and creates the
-// lease namespace.
+// startEnv starts a cluster in the work directory's subdirectory name, adds the extra nodes,
+// installs the CRD and creates the lease namespace.
 func (b *bench) startEnv(ctx context.Context, name string) (*env, error) {
 	dir := filepath.Join(b.workDir, name)
 	b.logf("starting control plane %q in %s", name, dir)
-	cl, err := localcluster.Start(ctx, localcluster.Options{
-		BinDir: b.binDir, StagesDir: b.stagesDir, WorkDir: dir,
+	te, err := testkit.StartEnv(ctx, testkit.EnvOptions{
+		Suite: "bench", WorkDir: dir, InstallCRD: true,
+		// The bench must never be what limits a figure: no client-side throttling.
+		QPS: 5000, Burst: 10000, UserAgent: benchUserAgent,
 	})
 	if err != nil {
 		return nil, err
 	}
-	e := &env{name: name, cluster: cl}
+	e := &env{Env: te, name: name}
 	b.envs = append(b.envs, e)
-	cfg, err := clientcmd.BuildConfigFromFlags("", cl.Kubeconfig())
-	if err != nil {
-		return nil, err
-	}
-	// The bench must never be what limits a figure: no client-side throttling.
-	cfg.QPS, cfg.Burst, cfg.UserAgent = 5000, 10000, benchUserAgent
-	if e.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	if e.monocles, err = clientset.NewForConfig(cfg); err != nil {
-		return nil, err
-	}
-	e.audit = newAuditLog(cl.AuditLogPath())
+	e.audit = newAuditLog(e.Cluster.AuditLogPath())
 	if err := e.audit.Refresh(); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= extraNodes; i++ {
-		if err := addNode(ctx, e.kube, fmt.Sprintf("kwok-node-%d", i)); err != nil {
+		if err := addNode(ctx, e.Kube, fmt.Sprintf("kwok-node-%d", i)); err != nil {
 			return nil, err
 		}
 	}
-	if err := (testkit.Kubectl{Kubeconfig: cl.Kubeconfig()}).InstallCRD(ctx, b.repoRoot); err != nil {
-		return nil, err
-	}
-	if err := createNamespaces(ctx, e.kube, []string{leaseNamespace}); err != nil {
+	if err := createNamespaces(ctx, e.Kube, []string{leaseNamespace}); err != nil {
 		return nil, err
 	}
 	// The API server's first writes of a new custom resource wait about 2 s; take that wait
 	// here, before any operator runs, rather than in the first figure.
-	warm := e.monocles.MonocleV1alpha1().Monocles(leaseNamespace)
+	warm := e.Monocles.MonocleV1alpha1().Monocles(leaseNamespace)
 	if _, err := warm.Create(ctx, newMonocle(leaseNamespace), metav1.CreateOptions{}); err != nil {
 		return nil, fmt.Errorf("warming up: %w", err)
 	}
@@ -94,13 +77,14 @@ func (b *bench) startEnv(ctx context.Context, name string) (*env, error) {
 	}
 	trackerCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
-	if e.tracker, err = startReadyTracker(trackerCtx, e.monocles); err != nil {
+	if e.tracker, err = startReadyTracker(trackerCtx, e.Monocles); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// stop stops the cluster; the operators must be stopped first.
+// stop stops the cluster and keeps its files (the bench removes its whole work directory);
+// the operators must be stopped first.
 func (e *env) stop() error {
 	if e.cancel != nil {
 		e.cancel()
@@ -108,7 +92,7 @@ func (e *env) stop() error {
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}
-	return e.cluster.Stop()
+	return e.Stop()
 }
 
 // addNode creates a node that kwok manages (like localcluster's own), lifts the not-ready
@@ -247,7 +231,7 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"--kubeconfig", e.cluster.Kubeconfig(), "--http-address", httpAddr,
+	args := []string{"--kubeconfig", e.Kubeconfig, "--http-address", httpAddr,
 		"--leader-election-namespace", leaseNamespace, "-v", "2"}
 	if s.qps > 0 {
 		args = append(args, "--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst))
@@ -258,7 +242,7 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 	args = append(args, extra...)
 	o, err := testkit.Start(testkit.StartOptions{
 		Name: name, Path: b.operatorBin, Args: args, HTTPAddr: httpAddr, DieWithParent: true,
-		LogPath: filepath.Join(e.cluster.WorkDir(), "logs", "operator-"+name+".log"),
+		LogPath: filepath.Join(e.Cluster.WorkDir(), "logs", "operator-"+name+".log"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("starting operator %s: %w", name, err)

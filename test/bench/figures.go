@@ -14,6 +14,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -96,7 +97,7 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 	var creates, status, events, other, ready []float64
 	for run := range b.cfg.runs {
 		ns := fmt.Sprintf("converge-%d", run)
-		if err := createNamespaces(ctx, e.kube, []string{ns}); err != nil {
+		if err := createNamespaces(ctx, e.Kube, []string{ns}); err != nil {
 			return err
 		}
 		t0 := time.Now()
@@ -218,7 +219,7 @@ func (b *bench) memory(ctx context.Context, e *env, op *testkit.Process, s setti
 	_, hwmBefore, _ := op.Memory()
 
 	nss := names("unrelated", namespaces)
-	if err := createNamespaces(ctx, e.kube, nss); err != nil {
+	if err := createNamespaces(ctx, e.Kube, nss); err != nil {
 		return nil, err
 	}
 	text := strings.Repeat("x", size)
@@ -229,12 +230,12 @@ func (b *bench) memory(ctx context.Context, e *env, op *testkit.Process, s setti
 		if i%2 == 0 {
 			data := make([]byte, size)
 			_, _ = rand.Read(data)
-			_, err := e.kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+			_, err := e.Kube.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
 				ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string][]byte{"data": data},
 			}, metav1.CreateOptions{})
 			return err
 		}
-		_, err := e.kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
+		_, err := e.Kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Data:       map[string]string{"data": text},
 		}, metav1.CreateOptions{})
@@ -286,29 +287,36 @@ type memorySamples struct {
 }
 
 // sampleMemory samples the operator's heap in use and live heap (/metrics) and RSS (/proc)
-// every 500 ms for d.
+// every 500 ms for d (wait.PollUntilContextTimeout: d ends the sampling, not a sample). Its
+// error is a failed sample's, or ctx's.
 func sampleMemory(ctx context.Context, op *testkit.Process, d time.Duration) (memorySamples, error) {
 	var s memorySamples
-	end := time.Now().Add(d)
-	for time.Now().Before(end) {
+	// A sample runs on ctx: the end of d does not cut the last one short.
+	sample := func() error {
 		m, err := op.Metrics(ctx)
 		if err != nil {
-			return s, err
+			return err
 		}
 		rss, _, err := op.Memory()
 		if err != nil {
-			return s, err
+			return err
 		}
 		s.heap = append(s.heap, m.Sum("go_memstats_heap_inuse_bytes"))
 		s.live = append(s.live, m.Sum("go_gc_heap_live_bytes"))
 		s.rss = append(s.rss, float64(rss))
-		select {
-		case <-ctx.Done():
-			return s, ctx.Err()
-		case <-time.After(500 * time.Millisecond):
-		}
+		return nil
 	}
-	return s, nil
+	var err error
+	// The poll always ends with an error (a failed sample's, ctx's or d's timeout): only the
+	// first two are sampleMemory's.
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, d, true, func(context.Context) (bool, error) {
+		err = sample()
+		return false, err
+	})
+	if err == nil {
+		err = ctx.Err() // nil when d has passed
+	}
+	return s, err
 }
 
 // drift deletes the API Deployment of -drift Monocles and scales the crawler Deployment of
@@ -319,7 +327,7 @@ func (b *bench) drift(ctx context.Context, e *env, batch []string) error {
 	b.logf("figure 5: %d deletions and %d scale-downs", n, n)
 	var deleted, scaled []float64
 	missed := 0
-	wait := func(t0 time.Time, ns, name, verb string) (float64, error) {
+	awaitRepair := func(t0 time.Time, ns, name, verb string) (float64, error) {
 		var at time.Time
 		err := testkit.Poll(ctx, 10*time.Millisecond, 10*time.Second, verb+" of "+ns+"/"+name, func(context.Context) error {
 			evs, err := e.operatorWritesAfter(t0, ns)
@@ -336,10 +344,10 @@ func (b *bench) drift(ctx context.Context, e *env, batch []string) error {
 	for _, ns := range batch[:n] {
 		name := monocleName + "-api"
 		t0 := time.Now()
-		if err := e.kube.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		if err := e.Kube.AppsV1().Deployments(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			return err
 		}
-		d, err := wait(t0, ns, name, "create")
+		d, err := awaitRepair(t0, ns, name, "create")
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -351,12 +359,12 @@ func (b *bench) drift(ctx context.Context, e *env, batch []string) error {
 		}
 		name = monocleName + "-crawler"
 		t0 = time.Now()
-		if _, err := e.kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, &autoscalingv1.Scale{
+		if _, err := e.Kube.AppsV1().Deployments(ns).UpdateScale(ctx, name, &autoscalingv1.Scale{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: autoscalingv1.ScaleSpec{Replicas: 0},
 		}, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
-		d, err = wait(t0, ns, name, "update")
+		d, err = awaitRepair(t0, ns, name, "update")
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -50,7 +50,7 @@ func (b *bench) handover(ctx context.Context, e *env, leader *testkit.Process, s
 				return err
 			}
 			ns := "handover-" + name
-			if err := createNamespaces(ctx, e.kube, []string{ns}); err != nil {
+			if err := createNamespaces(ctx, e.Kube, []string{ns}); err != nil {
 				return err
 			}
 			// The standby logged its first attempt just now and tries again every 2-4.4 s:

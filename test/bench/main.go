@@ -62,8 +62,6 @@ type bench struct {
 	cfg         config
 	repoRoot    string
 	workDir     string
-	binDir      string
-	stagesDir   string
 	operatorBin string
 	defaultQPS  string
 	// defaultWorkers is the operator's default --workers, read from its -h output.
@@ -161,9 +159,6 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	b.results.machine = describeMachine(b.repoRoot)
 	b.logf("work directory %s", b.workDir)
-	if b.binDir, b.stagesDir, err = localcluster.EnsureBinaries(ctx, b.repoRoot); err != nil {
-		return err
-	}
 	if err := b.buildOperator(ctx); err != nil {
 		return err
 	}
@@ -311,7 +306,7 @@ func (b *bench) stopEnv(e *env) error {
 	ops := append([]*testkit.Process(nil), b.operators...)
 	b.mu.Unlock()
 	for _, o := range ops {
-		if strings.HasPrefix(o.LogPath, e.cluster.WorkDir()) {
+		if strings.HasPrefix(o.LogPath, e.Cluster.WorkDir()) {
 			o.Stop(syscall.SIGTERM, 5*time.Second)
 		}
 	}

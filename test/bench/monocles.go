@@ -98,7 +98,7 @@ func newMonocle(ns string) *monoclev1alpha1.Monocle {
 // when the last create returned.
 func (e *env) createMonocles(ctx context.Context, namespaces []string) (time.Time, error) {
 	err := parallel(ctx, len(namespaces), 16, func(i int) error {
-		_, err := e.monocles.MonocleV1alpha1().Monocles(namespaces[i]).Create(ctx, newMonocle(namespaces[i]), metav1.CreateOptions{})
+		_, err := e.Monocles.MonocleV1alpha1().Monocles(namespaces[i]).Create(ctx, newMonocle(namespaces[i]), metav1.CreateOptions{})
 		return err
 	})
 	return time.Now(), err

@@ -50,7 +50,7 @@ type scaleResult struct {
 // operator's metrics.
 func (b *bench) scaleRun(ctx context.Context, e *env, op *testkit.Process, prefix string, n int, timeout time.Duration) (*scaleResult, []string, error) {
 	nss := names(prefix, n)
-	if err := createNamespaces(ctx, e.kube, nss); err != nil {
+	if err := createNamespaces(ctx, e.Kube, nss); err != nil {
 		return nil, nil, err
 	}
 	before, err := op.Metrics(ctx)
@@ -280,7 +280,7 @@ func (b *bench) startup(ctx context.Context, e *env, op *testkit.Process, s sett
 	for run := range b.cfg.runs {
 		op.Stop(syscall.SIGTERM, 10*time.Second)
 		ns := fmt.Sprintf("startup-%d", run)
-		if err := createNamespaces(ctx, e.kube, []string{ns}); err != nil {
+		if err := createNamespaces(ctx, e.Kube, []string{ns}); err != nil {
 			return err
 		}
 		if _, err := e.createMonocles(ctx, []string{ns}); err != nil {

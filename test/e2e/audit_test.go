@@ -36,7 +36,7 @@ func holder(e testkit.AuditEvent) (string, error) {
 // with StringAt(e.Received).
 func operatorRequests(t *testing.T) []testkit.AuditEvent {
 	t.Helper()
-	out, err := testkit.ReadAuditLog(env.cluster.AuditLogPath(), func(e testkit.AuditEvent) bool {
+	out, err := testkit.ReadAuditLog(env.Cluster.AuditLogPath(), func(e testkit.AuditEvent) bool {
 		return strings.HasPrefix(e.UserAgent, testkit.OperatorUserAgent+"/")
 	})
 	if err != nil {

@@ -33,17 +33,17 @@ var sample = &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "monoc
 // operator's ServiceAccount, and follows a Monocle through leader changes (SIGTERM, SIGKILL,
 // a leader paused past its lease), then uninstalls with `kubectl delete -f deploy/`.
 func TestClusterWideInstall(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env != nil)
 	ctx := context.Background()
 	uninstall(t, "-f", "deploy/")
 
-	out := mustKubectl(t, "apply", "-f", "deploy/")
+	out := env.Kubectl.Must(t, "apply", "-f", "deploy/")
 	if strings.Contains(out, "Warning") {
 		t.Errorf("kubectl apply -f deploy/ warns:\n%s", out)
 	}
-	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
-	mustKubectl(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
-	d, err := env.kube.AppsV1().Deployments(operatorNamespace).Get(ctx, operatorName, metav1.GetOptions{})
+	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.Must(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
+	d, err := env.Kube.AppsV1().Deployments(operatorNamespace).Get(ctx, operatorName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestClusterWideInstall(t *testing.T) {
 	}
 	// The pods passed Pod Security "restricted" admission, or the ReplicaSet could not have
 	// created them.
-	if out, err := kubectl("diff", "-k", "."); err != nil {
+	if out, err := env.Kubectl.Run(context.Background(), "diff", "-k", "."); err != nil {
 		t.Errorf("kubectl diff -k . finds the root kustomization different from deploy/ (%v):\n%s", err, out)
 	}
 
@@ -79,18 +79,18 @@ func TestClusterWideInstall(t *testing.T) {
 	}
 
 	ns := "e2e-cluster"
-	testkit.MustCreateNamespace(t, env.kube, ns)
-	mustKubectl(t, "apply", "-n", ns, "-f", "deploy/samples/monocle.yaml")
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	env.Kubectl.Must(t, "apply", "-n", ns, "-f", "deploy/samples/monocle.yaml")
 	waitReady(t, ns, sample.Name)
 	// A Service with the name the Monocle "taken" needs, not controlled by it: a failure.
 	taken := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "taken"}}
-	mustKubectl(t, "create", "service", "clusterip", "-n", ns, resources.APIName(taken), "--tcp=8080:8080")
-	if _, err := kubectlStdin(strings.Replace(monocleYAML(t), "  name: monocle\n", "  name: "+taken.Name+"\n", 1), "apply", "-n", ns, "-f", "-"); err != nil {
+	env.Kubectl.Must(t, "create", "service", "clusterip", "-n", ns, resources.APIName(taken), "--tcp=8080:8080")
+	if _, err := env.Kubectl.RunStdin(context.Background(), strings.Replace(monocleYAML(t), "  name: monocle\n", "  name: "+taken.Name+"\n", 1), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("kubectl shows columns and events", func(t *testing.T) {
-		out := mustKubectl(t, "get", "monocles", "-n", ns)
+		out := env.Kubectl.Must(t, "get", "monocles", "-n", ns)
 		header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
 		for _, column := range []string{"NAME", "READY", "VERSION", "URL", "AGE"} {
 			if !slices.Contains(header, column) {
@@ -100,7 +100,7 @@ func TestClusterWideInstall(t *testing.T) {
 		if !strings.Contains(out, "True") || !strings.Contains(out, "1.11.2") {
 			t.Errorf("kubectl get monocles does not show readiness and version:\n%s", out)
 		}
-		describe := mustKubectl(t, "describe", "monocle", "-n", ns, sample.Name)
+		describe := env.Kubectl.Must(t, "describe", "monocle", "-n", ns, sample.Name)
 		if !strings.Contains(describe, "Events:") || !strings.Contains(describe, controller.ReasonCreated) {
 			t.Errorf("kubectl describe monocle shows no Created event:\n%s", describe)
 		}
@@ -166,7 +166,7 @@ func TestClusterWideInstall(t *testing.T) {
 	if code := leader.waitExit(t, 30*time.Second); code != 0 {
 		t.Errorf("the leader exited with %d after SIGTERM, want 0:\n%s", code, testkit.Tail(leader.Log(), 20))
 	}
-	if holder, err := leaseHolder(); err != nil || (holder != "" && holder != standby.identity) {
+	if holder, err := testkit.LeaseHolder(ctx, env.Kube, operatorNamespace, operatorName); err != nil || (holder != "" && holder != standby.identity) {
 		t.Errorf("after the leader's SIGTERM the Lease is held by %q (%v): not released", holder, err)
 	}
 	waitLeader(t, 30*time.Second, standby)
@@ -174,7 +174,7 @@ func TestClusterWideInstall(t *testing.T) {
 	// The Monocle keeps converging: two API replicas get a PodDisruptionBudget.
 	scaleAPI(t, ns, 2)
 	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "PodDisruptionBudget "+resources.APIName(sample), func() error {
-		_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
+		_, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
 		return err
 	})
 	waitReady(t, ns, sample.Name)
@@ -189,7 +189,7 @@ func TestClusterWideInstall(t *testing.T) {
 	t.Logf("SIGKILL: replica %s leads %s after the leader was killed (lease duration %s)", standby.Name, time.Since(stopped).Round(10*time.Millisecond), leaseDuration)
 	scaleAPI(t, ns, 1)
 	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "PodDisruptionBudget deleted", func() error {
-		_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
+		_, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, resources.APIName(sample), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -206,9 +206,9 @@ func TestClusterWideInstall(t *testing.T) {
 	leader, standby = standby, d2
 	leader.signal(t, syscall.SIGSTOP)
 	waitLeader(t, leaseDuration+time.Minute, standby)
-	mustKubectl(t, "scale", "-n", ns, "deployment/"+resources.CrawlerName(sample), "--replicas=0")
+	env.Kubectl.Must(t, "scale", "-n", ns, "deployment/"+resources.CrawlerName(sample), "--replicas=0")
 	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "the crawler Deployment repaired by the new leader", func() error {
-		crawler, err := env.kube.AppsV1().Deployments(ns).Get(ctx, resources.CrawlerName(sample), metav1.GetOptions{})
+		crawler, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, resources.CrawlerName(sample), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -249,9 +249,9 @@ func TestClusterWideInstall(t *testing.T) {
 	})
 
 	t.Run("users' roles", func(t *testing.T) {
-		mustKubectl(t, "create", "rolebinding", "viewer", "-n", ns, "--clusterrole=view", "--user=viewer")
-		mustKubectl(t, "create", "rolebinding", "editor", "-n", ns, "--clusterrole=edit", "--user=editor")
-		mustKubectl(t, "create", "rolebinding", "admin", "-n", ns, "--clusterrole=admin", "--user=admin-user")
+		env.Kubectl.Must(t, "create", "rolebinding", "viewer", "-n", ns, "--clusterrole=view", "--user=viewer")
+		env.Kubectl.Must(t, "create", "rolebinding", "editor", "-n", ns, "--clusterrole=edit", "--user=editor")
+		env.Kubectl.Must(t, "create", "rolebinding", "admin", "-n", ns, "--clusterrole=admin", "--user=admin-user")
 		for _, c := range []struct {
 			user, verb, resource string
 			allowed              bool
@@ -287,7 +287,7 @@ func TestClusterWideInstall(t *testing.T) {
 
 	t.Run("kubectl delete -f deploy/ keeps the Monocles' data", func(t *testing.T) {
 		pvc := resources.ElasticPVCName(sample, resources.ElasticDataVolume)
-		if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{}); err != nil {
+		if _, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{}); err != nil {
 			t.Fatalf("before uninstalling: %v", err)
 		}
 		uninstall(t, "-f", "deploy/")
@@ -298,24 +298,24 @@ func TestClusterWideInstall(t *testing.T) {
 			{"get", "clusterrolebinding", operatorName},
 			{"get", "clusterrole", "monocle-view"},
 		} {
-			if out, err := kubectl(check...); err == nil || !strings.Contains(out, "NotFound") {
+			if out, err := env.Kubectl.Run(context.Background(), check...); err == nil || !strings.Contains(out, "NotFound") {
 				t.Errorf("kubectl %s after uninstalling: %v %s", strings.Join(check, " "), err, out)
 			}
 		}
 		// Deleting the CRD deletes the Monocles; the garbage collector then deletes what they
 		// own, and the Elasticsearch volume, which they do not own, stays.
 		testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "StatefulSet garbage-collected", func() error {
-			_, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(sample), metav1.GetOptions{})
+			_, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(sample), metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
 			return fmt.Errorf("still there (%v)", err)
 		})
-		claim, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
+		claim, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
 		if err != nil || claim.DeletionTimestamp != nil || claim.Status.Phase != corev1.ClaimBound {
 			t.Errorf("the Elasticsearch volume after uninstalling: %v (%v)", err, claim.Status.Phase)
 		}
-		if _, err := env.kube.CoreV1().Secrets(ns).Get(ctx, "monocle-tokens", metav1.GetOptions{}); err != nil {
+		if _, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, "monocle-tokens", metav1.GetOptions{}); err != nil {
 			t.Errorf("the user's Secret after uninstalling: %v", err)
 		}
 	})
@@ -325,21 +325,21 @@ func TestClusterWideInstall(t *testing.T) {
 // operator with the Deployment's --namespaces under that RBAC: a Monocle in the watched
 // namespace converges, one elsewhere is left alone, and nothing is forbidden.
 func TestNamespacedInstall(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env != nil)
 	ctx := context.Background()
 	uninstall(t, "-f", "deploy/")
-	testkit.MustCreateNamespace(t, env.kube, namespacedWatch)
+	testkit.MustCreateNamespace(t, env.Kube, namespacedWatch)
 	elsewhere := "e2e-elsewhere"
-	testkit.MustCreateNamespace(t, env.kube, elsewhere)
+	testkit.MustCreateNamespace(t, env.Kube, elsewhere)
 
 	overlay := namespacedOverlay(t)
-	out := mustKubectl(t, "apply", "-k", overlay)
+	out := env.Kubectl.Must(t, "apply", "-k", overlay)
 	if strings.Contains(out, "Warning") {
 		t.Errorf("kubectl apply -k warns:\n%s", out)
 	}
 	t.Cleanup(func() { uninstall(t, "-k", overlay) })
-	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
-	mustKubectl(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
+	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.Must(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
 	for _, c := range []struct {
 		args []string
 		want string
@@ -365,10 +365,10 @@ func TestNamespacedInstall(t *testing.T) {
 	r := startReplica(t, "namespaced", serviceAccountKubeconfig(t), args)
 	waitLeader(t, time.Minute, r)
 	for _, ns := range []string{namespacedWatch, elsewhere} {
-		mustKubectl(t, "apply", "-n", ns, "-f", "deploy/samples/monocle.yaml")
+		env.Kubectl.Must(t, "apply", "-n", ns, "-f", "deploy/samples/monocle.yaml")
 	}
 	waitReady(t, namespacedWatch, sample.Name)
-	m, err := env.monocles.MonocleV1alpha1().Monocles(elsewhere).Get(ctx, sample.Name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(elsewhere).Get(ctx, sample.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestNamespacedInstall(t *testing.T) {
 // nothing installed is fine.
 func uninstall(t *testing.T, how, what string) {
 	t.Helper()
-	if out, err := kubectl("delete", how, what, "--ignore-not-found", "--wait", "--timeout=180s"); err != nil {
+	if out, err := env.Kubectl.Run(context.Background(), "delete", how, what, "--ignore-not-found", "--wait", "--timeout=180s"); err != nil {
 		t.Fatalf("kubectl delete %s %s: %v\n%s", how, what, err, out)
 	}
 }
@@ -408,7 +408,7 @@ func uninstall(t *testing.T, how, what string) {
 func canI(t *testing.T, user string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("kubectl", append([]string{"auth", "can-i", "--as=" + user}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.Kubeconfig)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -422,13 +422,13 @@ func canI(t *testing.T, user string, args ...string) string {
 // waitReady waits until the Monocle is Ready.
 func waitReady(t *testing.T, ns, name string) {
 	t.Helper()
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=180s", "monocle/"+name)
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=180s", "monocle/"+name)
 }
 
 // scaleAPI sets spec.api.replicas.
 func scaleAPI(t *testing.T, ns string, replicas int) {
 	t.Helper()
-	mustKubectl(t, "patch", "-n", ns, "monocle/"+sample.Name, "--type=merge", fmt.Sprintf(`-p={"spec":{"api":{"replicas":%d}}}`, replicas))
+	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/"+sample.Name, "--type=merge", fmt.Sprintf(`-p={"spec":{"api":{"replicas":%d}}}`, replicas))
 }
 
 // expectEvent waits until the Monocle has an event of this type and reason whose message
@@ -436,7 +436,7 @@ func scaleAPI(t *testing.T, ns string, replicas int) {
 func expectEvent(t *testing.T, ns, monocle, eventType, reason, message string) {
 	t.Helper()
 	testkit.Eventually(t, 250*time.Millisecond, time.Minute, fmt.Sprintf("%s event %s %q on Monocle %s", eventType, reason, message, monocle), func() error {
-		events, err := env.kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
+		events, err := env.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{
 			FieldSelector: "involvedObject.kind=Monocle,involvedObject.name=" + monocle,
 		})
 		if err != nil {
@@ -459,7 +459,7 @@ func expectEvent(t *testing.T, ns, monocle, eventType, reason, message string) {
 // monocleYAML returns the Monocle document of deploy/samples/monocle.yaml.
 func monocleYAML(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(env.repoRoot, "deploy", "samples", "monocle.yaml"))
+	b, err := os.ReadFile(filepath.Join(env.Root, "deploy", "samples", "monocle.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

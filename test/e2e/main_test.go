@@ -18,14 +18,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-
-	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -41,109 +36,35 @@ const (
 // auditPolicy is localcluster's default policy plus the request bodies of writes to Leases in
 // the operator's namespace: their spec.holderIdentity dates each change of leader, and an
 // empty one marks a release.
-const auditPolicy = `apiVersion: audit.k8s.io/v1
-kind: Policy
-omitStages:
-- RequestReceived
-rules:
-- level: None
-  verbs: ["get", "list", "watch"]
-  resources:
-  - group: ""
-    resources: ["events"]
-  - group: "events.k8s.io"
-    resources: ["events"]
-  - group: "coordination.k8s.io"
-    resources: ["leases"]
-- level: Request
+var auditPolicy = localcluster.AuditPolicyWith(`- level: Request
   verbs: ["create", "update", "patch"]
   namespaces: ["` + operatorNamespace + `"]
   resources:
   - group: "coordination.k8s.io"
     resources: ["leases"]
-- level: Metadata
-`
+`)
 
-// env is the cluster and operator binary shared by the tests of this package.
-var env struct {
-	repoRoot   string
-	workDir    string
-	cluster    *localcluster.Cluster
-	kubeconfig string
-	kubectl    testkit.Kubectl // as the cluster admin, in the repository's root
-	kube       kubernetes.Interface
-	monocles   clientset.Interface
-	operator   string // path of the operator binary built from this tree
-}
+// env is the cluster and the operator binary shared by the tests of this package; nil under
+// -short, when no cluster is started. Its Kubectl runs as the cluster admin, in the
+// repository's root.
+var env *testkit.Env
 
 func TestMain(m *testing.M) { testkit.Main(m, "e2e", setUp) }
 
 func setUp(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root, err := localcluster.FindRepoRoot("")
-	if err != nil {
-		return 0, err
-	}
-	env.repoRoot = root
-	binDir, stagesDir, err := localcluster.EnsureBinaries(ctx, root)
-	if err != nil {
-		return 0, err
-	}
-	if env.workDir, err = os.MkdirTemp("", "monocle-e2e-"); err != nil {
-		return 0, err
-	}
-	env.operator = filepath.Join(env.workDir, "monocle-operator")
-	if err := testkit.BuildOperator(ctx, root, env.operator); err != nil {
-		return 0, err
-	}
-	cluster, err := localcluster.Start(ctx, localcluster.Options{
-		BinDir: binDir, StagesDir: stagesDir, WorkDir: filepath.Join(env.workDir, "cluster"),
-		AuditPolicy: auditPolicy, Timeout: 2 * time.Minute,
+	e, err := testkit.StartEnv(ctx, testkit.EnvOptions{
+		Suite: "e2e", AuditPolicy: auditPolicy, StartTimeout: 2 * time.Minute,
+		BuildOperator: true, OperatorLogs: "operator-*.log",
 	})
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
-		}
-	}()
-	env.cluster = cluster
-	env.kubeconfig = cluster.Kubeconfig()
-	env.kubectl = testkit.Kubectl{Kubeconfig: env.kubeconfig, Dir: root}
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
-	if err != nil {
-		return 0, err
-	}
-	if env.kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		return 0, err
-	}
-	if env.monocles, err = clientset.NewForConfig(cfg); err != nil {
-		return 0, err
-	}
-
+	env = e
 	code := m.Run()
-	if code != 0 {
-		fmt.Fprintf(os.Stderr, "e2e work directory kept: %s (operator logs, cluster logs in cluster/logs, audit log)\n", env.workDir)
-	} else {
-		_ = os.RemoveAll(env.workDir)
+	if err := e.Close(code != 0); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 	}
 	return code, nil
-}
-
-// kubectl runs kubectl as the cluster admin and returns its combined output.
-func kubectl(args ...string) (string, error) {
-	return env.kubectl.Run(context.Background(), args...)
-}
-
-// kubectlStdin runs kubectl as the cluster admin with stdin.
-func kubectlStdin(stdin string, args ...string) (string, error) {
-	return env.kubectl.RunStdin(context.Background(), stdin, args...)
-}
-
-// mustKubectl runs kubectl as the cluster admin and fails the test on error.
-func mustKubectl(t *testing.T, args ...string) string {
-	t.Helper()
-	return env.kubectl.Must(t, args...)
 }

@@ -72,8 +72,8 @@ func (m manifest) into(t *testing.T, out any) {
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
-	if env.repoRoot != "" {
-		return env.repoRoot
+	if env != nil {
+		return env.Root
 	}
 	root, err := localcluster.FindRepoRoot("")
 	if err != nil {

@@ -42,9 +42,9 @@ var identityPattern = regexp.MustCompile(`"?identity"?[=:]"([^"]+)"`)
 // ServiceAccount with a token from the TokenRequest API, and returns its path.
 func serviceAccountKubeconfig(t *testing.T) string {
 	t.Helper()
-	token := strings.TrimSpace(mustKubectl(t, "create", "token", operatorName, "-n", operatorNamespace, "--duration=1h"))
+	token := strings.TrimSpace(env.Kubectl.Must(t, "create", "token", operatorName, "-n", operatorNamespace, "--duration=1h"))
 	tlsLine := "insecure-skip-tls-verify: true"
-	if ca := env.cluster.CACertPEM(); ca != nil {
+	if ca := env.Cluster.CACertPEM(); ca != nil {
 		tlsLine = "certificate-authority-data: " + base64.StdEncoding.EncodeToString(ca)
 	}
 	kubeconfig := fmt.Sprintf(`apiVersion: v1
@@ -64,7 +64,7 @@ contexts:
     cluster: e2e
     user: operator
 current-context: e2e
-`, env.cluster.APIServerURL(), tlsLine, token)
+`, env.Cluster.APIServerURL(), tlsLine, token)
 	path := filepath.Join(t.TempDir(), "operator.kubeconfig")
 	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
 		t.Fatal(err)
@@ -76,7 +76,7 @@ current-context: e2e
 // Deployment.
 func deploymentArgs(t *testing.T) []string {
 	t.Helper()
-	d, err := env.kube.AppsV1().Deployments(operatorNamespace).Get(context.Background(), operatorName, metav1.GetOptions{})
+	d, err := env.Kube.AppsV1().Deployments(operatorNamespace).Get(context.Background(), operatorName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +111,9 @@ func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ..
 		"--leader-election-retry-period="+retryPeriod.String())
 	full = append(full, extra...)
 	p, err := testkit.Start(testkit.StartOptions{
-		Name: name, Path: env.operator, Args: full, HTTPAddr: httpAddr,
+		Name: name, Path: env.OperatorBin, Args: full, HTTPAddr: httpAddr,
 		Env:     append(withoutEnv(os.Environ(), "KUBECONFIG", "POD_NAMESPACE"), "POD_NAMESPACE="+operatorNamespace),
-		LogPath: filepath.Join(env.workDir, "operator-"+name+".log"),
+		LogPath: filepath.Join(env.WorkDir, "operator-"+name+".log"),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -175,37 +175,19 @@ func (r *replica) rssKiB() int {
 	return int(rss / 1024)
 }
 
-// leaseHolder returns the holder of the operator's leader election Lease ("" when released
-// or missing).
-func leaseHolder() (string, error) {
-	lease, err := env.kube.CoordinationV1().Leases(operatorNamespace).Get(context.Background(), operatorName, metav1.GetOptions{})
-	if err != nil {
-		return "", err
-	}
-	if lease.Spec.HolderIdentity == nil {
-		return "", nil
-	}
-	return *lease.Spec.HolderIdentity, nil
-}
-
-// waitLeader waits until one of replicas holds the Lease and returns it.
+// waitLeader waits until one of replicas holds the Lease and returns it; it fails the test
+// after timeout.
 func waitLeader(t *testing.T, timeout time.Duration, replicas ...*replica) *replica {
 	t.Helper()
-	var leader *replica
-	testkit.Eventually(t, 250*time.Millisecond, timeout, "a replica leads", func() error {
-		holder, err := leaseHolder()
-		if err != nil {
-			return err
-		}
-		for _, r := range replicas {
-			if r.identity == holder {
-				leader = r
-				return nil
-			}
-		}
-		return fmt.Errorf("the Lease is held by %q", holder)
-	})
-	return leader
+	ids := make([]string, len(replicas))
+	for i, r := range replicas {
+		ids[i] = r.identity
+	}
+	i, err := testkit.WaitLeader(t.Context(), env.Kube, operatorNamespace, operatorName, timeout, ids...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replicas[i]
 }
 
 // withoutEnv returns environ without the variables named.

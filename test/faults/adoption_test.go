@@ -15,6 +15,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -99,8 +100,7 @@ func testAdoptionCrashes(t *testing.T) {
 	sc := beginScenario(t, "7. operator SIGKILLed mid-adoption of earlier-operator Monocles")
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 7))
-	kubectl := testkit.Kubectl{Kubeconfig: env.kubeconfig}
-	fixture := filepath.Join(env.root, testkit.EarlierFixture)
+	fixture := filepath.Join(env.Root, testkit.EarlierFixture)
 
 	// The schedule, drawn before anything runs so that it depends on the seed alone: per run,
 	// the number of Monocles (two in every other run) and after how many writes each process
@@ -124,7 +124,7 @@ func testAdoptionCrashes(t *testing.T) {
 	midway, total := 0, 0
 	for r, plan := range plans {
 		ns := fmt.Sprintf("faults-adopt-%d", r)
-		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 			sc.Fatal(err)
 		}
 		var earlier []*testkit.EarlierMonocle
@@ -132,14 +132,14 @@ func testAdoptionCrashes(t *testing.T) {
 			nm := fmt.Sprintf("adopt-%d-%c", r, 'a'+i)
 			// The earlier operator's update-idents-job is made for the first Monocle of a
 			// namespace only: it had one name for all.
-			e, err := testkit.CreateEarlierOperatorMonocle(ctx, kubectl, fixture, ns, nm)
+			e, err := testkit.CreateEarlierOperatorMonocle(ctx, env.Kubectl, fixture, ns, nm)
 			if err != nil {
 				sc.Fatal(err)
 			}
 			earlier = append(earlier, e)
 		}
 		for _, e := range earlier {
-			if err := testkit.WaitEarlierRolledOut(ctx, kubectl, e, 2*time.Minute); err != nil {
+			if err := testkit.WaitEarlierRolledOut(ctx, env.Kubectl, e, 2*time.Minute); err != nil {
 				sc.Fatal(err)
 			}
 			// The operator has seen it paused (and written that), so every write it makes in
@@ -260,7 +260,7 @@ func testAdoptionCrashes(t *testing.T) {
 
 // pausedReported returns nil once Monocle ns/name reports condition Paused True.
 func pausedReported(ctx context.Context, ns, name string) error {
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func pausedReported(ctx context.Context, ns, name string) error {
 // unpause removes the paused annotation from Monocle ns/name.
 func unpause(ctx context.Context, ns, name string) error {
 	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, monoclev1alpha1.PausedAnnotation)
-	_, err := env.monocles.MonocleV1alpha1().Monocles(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		return fmt.Errorf("unpausing Monocle %s/%s: %w", ns, name, err)
 	}
@@ -294,22 +294,24 @@ func adoptionWrites(id, ns string, since time.Time) ([]testkit.AuditEvent, error
 // process makes no write within adoptionFirstWriteTimeout.
 func awaitWrites(ctx context.Context, id, ns string, since time.Time, n int) (first time.Time, idle bool, err error) {
 	start := time.Now()
-	for ctx.Err() == nil {
+	// No overall timeout: once the process writes, it either reaches n writes or goes idle.
+	err = wait.PollUntilContextCancel(ctx, 5*time.Millisecond, true, func(context.Context) (bool, error) {
 		writes, err := adoptionWrites(id, ns, since)
-		if err != nil {
-			return time.Time{}, false, err
-		}
 		switch {
+		case err != nil:
+			return false, err
 		case len(writes) >= n:
-			return writes[0].Completed, false, nil
+			first = writes[0].Completed
+			return true, nil
 		case len(writes) > 0 && time.Since(writes[len(writes)-1].Completed) > adoptionIdle:
-			return writes[0].Completed, true, nil
+			first, idle = writes[0].Completed, true
+			return true, nil
 		case len(writes) == 0 && time.Since(start) > adoptionFirstWriteTimeout:
-			return time.Time{}, false, fmt.Errorf("operator %s made no write in %s within %s", id, ns, adoptionFirstWriteTimeout)
+			return false, fmt.Errorf("operator %s made no write in %s within %s", id, ns, adoptionFirstWriteTimeout)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return time.Time{}, false, ctx.Err()
+		return false, nil
+	})
+	return first, idle, err
 }
 
 // adoptionState returns nil once every earlier Monocle of earlier is adopted as issue 11
@@ -328,14 +330,14 @@ func adoptionState(ctx context.Context, earlier []*testkit.EarlierMonocle) error
 }
 
 func adopted(ctx context.Context, e *testkit.EarlierMonocle) error {
-	m, err := env.monocles.MonocleV1alpha1().Monocles(e.Namespace).Get(ctx, e.Name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(e.Namespace).Get(ctx, e.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	if c := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionAdopted); c == nil || c.Status != metav1.ConditionTrue {
 		return fmt.Errorf("condition Adopted is %+v", c)
 	}
-	pvc, err := env.kube.CoreV1().PersistentVolumeClaims(e.Namespace).Get(ctx, e.PVCName, metav1.GetOptions{})
+	pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(e.Namespace).Get(ctx, e.PVCName, metav1.GetOptions{})
 	switch {
 	case err != nil:
 		return fmt.Errorf("PVC %s: %w", e.PVCName, err)
@@ -346,7 +348,7 @@ func adopted(ctx context.Context, e *testkit.EarlierMonocle) error {
 	case pvc.Labels[resources.InstanceLabel] != e.Name:
 		return fmt.Errorf("PVC %s has labels %v", e.PVCName, pvc.Labels)
 	}
-	s, err := env.kube.CoreV1().Secrets(e.Namespace).Get(ctx, e.Name+"-api", metav1.GetOptions{})
+	s, err := env.Kube.CoreV1().Secrets(e.Namespace).Get(ctx, e.Name+"-api", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -358,18 +360,18 @@ func adopted(ctx context.Context, e *testkit.EarlierMonocle) error {
 	if !resources.ValidKey(resources.JWKGenKeyKey, s.Data[resources.JWKGenKeyKey]) {
 		return fmt.Errorf("Secret %s-api has no valid %s", e.Name, resources.JWKGenKeyKey)
 	}
-	cm, err := env.kube.CoreV1().ConfigMaps(e.Namespace).Get(ctx, e.Name+"-api", metav1.GetOptions{})
+	cm, err := env.Kube.CoreV1().ConfigMaps(e.Namespace).Get(ctx, e.Name+"-api", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
 	if cm.Data[resources.ConfigKey] != e.Config {
 		return fmt.Errorf("ConfigMap %s-api: config.yaml changed:\n%s", e.Name, cm.Data[resources.ConfigKey])
 	}
-	if _, err := env.kube.BatchV1().Jobs(e.Namespace).Get(ctx, earlierJobName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := env.Kube.BatchV1().Jobs(e.Namespace).Get(ctx, earlierJobName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("Job %s is still there (%v)", earlierJobName, err)
 	}
 	for _, svc := range []string{e.Name + "-api", e.Name + "-elastic"} {
-		s, err := env.kube.CoreV1().Services(e.Namespace).Get(ctx, svc, metav1.GetOptions{})
+		s, err := env.Kube.CoreV1().Services(e.Namespace).Get(ctx, svc, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -41,7 +41,7 @@ func testConflicts(t *testing.T) {
 	sc := beginScenario(t, "5. conflicting writers")
 	defer sc.finish()
 	ns := "faults-conflict"
-	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -56,7 +56,7 @@ func testConflicts(t *testing.T) {
 	if _, err := waitConverged(ctx, 2*time.Minute, []string{ns}, nil); err != nil {
 		sc.Fatal(err)
 	}
-	writerCfg := rest.CopyConfig(env.cfg)
+	writerCfg := rest.CopyConfig(env.Config)
 	writerCfg.UserAgent = testUserAgent + "-writer"
 	writerCfg.QPS, writerCfg.Burst = 500, 1000
 	writer, err := kubernetes.NewForConfig(writerCfg)
@@ -69,14 +69,15 @@ func testConflicts(t *testing.T) {
 	}
 
 	// Part 1: bystanders.
-	stop := make(chan struct{})
+	bystanders, stopBystanders := context.WithCancel(ctx)
+	defer stopBystanders()
 	var wg sync.WaitGroup
 	var bumps atomic.Int64
 	for _, nm := range names {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			bystander(ctx, stop, &bumps, func(i int) error {
+			bystander(bystanders, &bumps, func(i int) error {
 				d, err := writer.AppsV1().Deployments(ns).Get(ctx, nm+"-api", metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -88,7 +89,7 @@ func testConflicts(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			bystander(ctx, stop, &bumps, func(i int) error {
+			bystander(bystanders, &bumps, func(i int) error {
 				cm, err := writer.CoreV1().ConfigMaps(ns).Get(ctx, nm+"-api", metav1.GetOptions{})
 				if err != nil {
 					return err
@@ -137,7 +138,7 @@ func testConflicts(t *testing.T) {
 	if err != nil {
 		sc.Errorf("with bystanders writing: %v", err)
 	}
-	close(stop)
+	stopBystanders()
 	wg.Wait()
 	end := time.Now()
 	events, err := auditBetween(start, end, func(e testkit.AuditEvent) bool { return e.FromOperator() && contested(e) })
@@ -165,38 +166,31 @@ func testConflicts(t *testing.T) {
 
 	// Part 2: a writer that reverts an owned field.
 	var reverts atomic.Int64
-	stop = make(chan struct{})
+	fight, stopFight := context.WithCancel(ctx)
 	fightStart := time.Now()
 	for _, nm := range names {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tick := time.NewTicker(200 * time.Millisecond)
-			defer tick.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-tick.C:
-				}
+			wait.NonSlidingUntilWithContext(fight, func(context.Context) {
 				d, err := writer.AppsV1().Deployments(ns).Get(ctx, nm+"-api", metav1.GetOptions{})
 				if err != nil || ptr.Deref(d.Spec.Replicas, 1) == 2 {
-					continue
+					return
 				}
 				d.Spec.Replicas = ptr.To[int32](2)
 				if _, err := writer.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{}); err == nil {
 					reverts.Add(1)
 				}
-			}
+			}, 200*time.Millisecond)
 		}()
 	}
 	time.Sleep(env.size.conflictWindow / 2)
-	close(stop)
+	stopFight()
 	wg.Wait()
 	fightEnd := time.Now()
 	conv, convErr := waitConverged(ctx, time.Minute, []string{ns}, func(ctx context.Context) error {
 		for _, nm := range names {
-			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, nm+"-api", metav1.GetOptions{})
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, nm+"-api", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -232,26 +226,21 @@ func testConflicts(t *testing.T) {
 	}
 }
 
-// bystander calls write in a loop (with a 10ms pause, to leave the 2-core machine some
-// air) until stop is closed, counting the writes that succeeded.
-func bystander(ctx context.Context, stop <-chan struct{}, count *atomic.Int64, write func(int) error) {
-	for i := 0; ; i++ {
-		select {
-		case <-stop:
-			return
-		case <-time.After(10 * time.Millisecond):
-		}
-		if err := write(i); err == nil {
+// bystander calls write with 0, 1, 2... every 10ms (a pause that leaves the 2-core machine
+// some air) until ctx ends, counting the writes that succeeded.
+func bystander(ctx context.Context, count *atomic.Int64, write func(int) error) {
+	i := 0
+	wait.UntilWithContext(ctx, func(context.Context) {
+		if write(i) == nil {
 			count.Add(1)
-		} else if !apierrors.IsConflict(err) && ctx.Err() != nil {
-			return
 		}
-	}
+		i++
+	}, 10*time.Millisecond)
 }
 
 // titleApplied checks the API Deployment's MONOCLE_WEBAPP_TITLE.
 func titleApplied(ctx context.Context, ns, name, title string) error {
-	d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+	d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func testControlPlaneRestarts(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 3))
 	ns := "faults-restart"
-	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -119,7 +119,7 @@ func testControlPlaneRestarts(t *testing.T) {
 		// first Monocle created (its keys' Secret, the first thing a sync writes), so the
 		// syncs of the new Monocles are under way.
 		if err := testkit.Poll(ctx, 200*time.Millisecond, 30*time.Second, "the operator reconciles "+created[0], func(ctx context.Context) error {
-			_, err := env.kube.CoreV1().Secrets(ns).Get(ctx, created[0]+"-api-keys", metav1.GetOptions{})
+			_, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, created[0]+"-api-keys", metav1.GetOptions{})
 			return err
 		}); err != nil {
 			sc.Fatal(err)
@@ -135,7 +135,7 @@ func testControlPlaneRestarts(t *testing.T) {
 		kwokTouches := make(chan int, 1)
 		go func() { kwokTouches <- retryKwokStages(kwokCtx, ns) }()
 		down := time.Now()
-		if err := env.cluster.Kill(component); err != nil {
+		if err := env.Cluster.Kill(component); err != nil {
 			sc.Fatal(err)
 		}
 		time.Sleep(outageSettle)
@@ -150,7 +150,7 @@ func testControlPlaneRestarts(t *testing.T) {
 			sc.Fatal(err)
 		}
 		settledRate := (mDown.Sum("rest_client_requests_total") - mSettled.Sum("rest_client_requests_total")) / time.Since(settledFrom).Seconds()
-		if err := env.cluster.StartComponent(ctx, component); err != nil {
+		if err := env.Cluster.StartComponent(ctx, component); err != nil {
 			sc.Fatal(err)
 		}
 		outage := time.Since(down)
@@ -261,18 +261,18 @@ func checkWatchesResume(ctx context.Context, ns, edited, deleted string, variant
 	if err := editMonocle(ctx, ns, edited, func(m *monoclev1alpha1.Monocle) { m.Spec.Config = configFor(variant) }); err != nil {
 		return time.Time{}, err
 	}
-	svc, err := env.kube.CoreV1().Services(ns).Get(ctx, deleted+"-api", metav1.GetOptions{})
+	svc, err := env.Kube.CoreV1().Services(ns).Get(ctx, deleted+"-api", metav1.GetOptions{})
 	if err != nil {
 		return time.Time{}, err
 	}
-	if err := env.kube.CoreV1().Services(ns).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+	if err := env.Kube.CoreV1().Services(ns).Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
 		return time.Time{}, err
 	}
 	err = testkit.Poll(ctx, 200*time.Millisecond, time.Until(deadline), "the operator applies the edit of "+edited+" and recreates Service "+svc.Name, func(ctx context.Context) error {
 		if err := configApplied(ctx, ns, edited, variant, false); err != nil {
 			return err
 		}
-		again, err := env.kube.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{})
+		again, err := env.Kube.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}

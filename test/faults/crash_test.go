@@ -33,7 +33,7 @@ func testOperatorCrashes(t *testing.T) {
 	var namespaces []string
 	for i := range nsCount {
 		ns := fmt.Sprintf("faults-crash-%d", i)
-		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 			sc.Fatal(err)
 		}
 		namespaces = append(namespaces, ns)

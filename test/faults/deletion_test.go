@@ -39,7 +39,7 @@ func testDeletions(t *testing.T) {
 	ctx := context.Background()
 	sc := beginScenario(t, "6. deletions: Monocle with a running Job, namespace")
 	defer sc.finish()
-	if err := testkit.CreateNamespace(ctx, env.kube, holdNamespace); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.Kube, holdNamespace); err != nil {
 		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -57,7 +57,7 @@ func testDeletions(t *testing.T) {
 		if err != nil {
 			sc.Fatal(err)
 		}
-		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, "data-"+nm+"-elastic-0", metav1.GetOptions{})
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, "data-"+nm+"-elastic-0", metav1.GetOptions{})
 		if err != nil {
 			sc.Fatal(err)
 		}
@@ -70,11 +70,11 @@ func testDeletions(t *testing.T) {
 			sc.Fatal(err)
 		}
 		deletedAt := time.Now()
-		if err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Delete(ctx, nm, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
+		if err := env.Monocles.MonocleV1alpha1().Monocles(holdNamespace).Delete(ctx, nm, metav1.DeleteOptions{PropagationPolicy: &propagation}); err != nil {
 			sc.Fatal(err)
 		}
 		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "Monocle "+nm+" and all it owned gone", func(ctx context.Context) error {
-			_, err := env.monocles.MonocleV1alpha1().Monocles(holdNamespace).Get(ctx, nm, metav1.GetOptions{})
+			_, err := env.Monocles.MonocleV1alpha1().Monocles(holdNamespace).Get(ctx, nm, metav1.GetOptions{})
 			if err == nil {
 				return fmt.Errorf("the Monocle still exists")
 			}
@@ -88,7 +88,7 @@ func testDeletions(t *testing.T) {
 		if err != nil {
 			sc.Errorf("deleting %s (%s) while Job %s runs: %v", nm, propagation, job, err)
 		}
-		if got, err := env.kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, pvc.Name, metav1.GetOptions{}); err != nil || got.UID != pvc.UID {
+		if got, err := env.Kube.CoreV1().PersistentVolumeClaims(holdNamespace).Get(ctx, pvc.Name, metav1.GetOptions{}); err != nil || got.UID != pvc.UID {
 			ok = false
 			sc.Errorf("PVC %s did not survive the deletion of %s: %v", pvc.Name, nm, err)
 		}
@@ -108,7 +108,7 @@ func testDeletions(t *testing.T) {
 
 	for r := range env.size.namespaceRuns {
 		ns := fmt.Sprintf("%s-%d", namespaceDeletionPrefix, r)
-		if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 			sc.Fatal(err)
 		}
 		var jobs []string
@@ -129,11 +129,11 @@ func testDeletions(t *testing.T) {
 		}
 		env.track.namespaceDeleted(ns)
 		deletedAt := time.Now()
-		if err := env.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		if err := env.Kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 			sc.Fatal(err)
 		}
 		err = testkit.Poll(ctx, 200*time.Millisecond, deletionBudget, "namespace "+ns+" gone", func(ctx context.Context) error {
-			n, err := env.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+			n, err := env.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
@@ -192,7 +192,7 @@ func checkNoErrorLoop(ctx context.Context, t *testing.T, op *operator, before te
 // returns the Job's name.
 func runningJob(ctx context.Context, ns, name string) (string, error) {
 	if err := testkit.Poll(ctx, 200*time.Millisecond, 2*time.Minute, name+" Ready", func(ctx context.Context) error {
-		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func runningJob(ctx context.Context, ns, name string) (string, error) {
 	}
 	var job string
 	err := testkit.Poll(ctx, 200*time.Millisecond, time.Minute, name+"'s update-idents Job running", func(ctx context.Context) error {
-		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -214,7 +214,7 @@ func runningJob(ctx context.Context, ns, name string) (string, error) {
 			return fmt.Errorf("status.updateIdents is %+v", u)
 		}
 		job = u.Name
-		pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job})
+		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + job})
 		if err != nil {
 			return err
 		}
@@ -247,7 +247,7 @@ func orphans(ctx context.Context, ns, name string) error {
 	sel := metav1.ListOptions{LabelSelector: resources.InstanceLabel + "=" + name}
 	var left []string
 	for _, gvr := range ownedResources {
-		l, err := env.meta.Resource(gvr).Namespace(ns).List(ctx, sel)
+		l, err := env.Meta.Resource(gvr).Namespace(ns).List(ctx, sel)
 		if err != nil {
 			return err
 		}

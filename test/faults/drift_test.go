@@ -85,7 +85,7 @@ func testOwnedObjectDrift(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 4))
 	ns := "faults-drift"
-	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 		sc.Fatal(err)
 	}
 	op := env.operators.start(t)
@@ -168,7 +168,7 @@ func testOwnedObjectDrift(t *testing.T) {
 
 	// Both Secrets gone: the only case where the keys are generated anew.
 	victim := names[rng.IntN(len(names))]
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, victim, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, victim, metav1.GetOptions{})
 	if err != nil {
 		sc.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func testOwnedObjectDrift(t *testing.T) {
 		sc.Fatal(err)
 	}
 	for _, s := range []string{victim + "-api", victim + "-api-keys"} {
-		if err := env.kube.CoreV1().Secrets(ns).Delete(ctx, s, metav1.DeleteOptions{}); err != nil {
+		if err := env.Kube.CoreV1().Secrets(ns).Delete(ctx, s, metav1.DeleteOptions{}); err != nil {
 			sc.Fatal(err)
 		}
 	}
@@ -215,7 +215,7 @@ func testOwnedObjectDrift(t *testing.T) {
 // rolled out with every pod ready, and that the Monocle's status says what they say: a
 // Ready condition computed from a stale cache would pass converged alone.
 func workloadsReady(ctx context.Context, ns, name string) error {
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func workloadsReady(ctx context.Context, ns, name string) error {
 		suffix   string
 		reported monoclev1alpha1.ComponentStatus
 	}{{"-api", m.Status.API}, {"-crawler", m.Status.Crawler}} {
-		d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name+c.suffix, metav1.GetOptions{})
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name+c.suffix, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -241,7 +241,7 @@ func workloadsReady(ctx context.Context, ns, name string) error {
 			return err
 		}
 	}
-	s, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, name+"-elastic", metav1.GetOptions{})
+	s, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, name+"-elastic", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func setPaused(ctx context.Context, ns, name string, paused bool) error {
 		return nil
 	}
 	return testkit.Poll(ctx, 200*time.Millisecond, time.Minute, "Paused condition", func(ctx context.Context) error {
-		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -281,7 +281,7 @@ func setPaused(ctx context.Context, ns, name string, paused bool) error {
 // keyGeneratedEvent returns nil once a KeyGenerated Warning event was recorded on the
 // Monocle.
 func keyGeneratedEvent(ctx context.Context, ns, name string) error {
-	events, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+	events, err := env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.name=" + name + ",reason=" + controller.ReasonKeyGenerated,
 	})
 	if err != nil {
@@ -308,7 +308,7 @@ func fingerprint(ctx context.Context, ns, name string) (map[string]string, error
 		b, _ := json.Marshal(v)
 		out[key] = uid + " " + string(b)
 	}
-	core, apps := env.kube.CoreV1(), env.kube.AppsV1()
+	core, apps := env.Kube.CoreV1(), env.Kube.AppsV1()
 	for _, s := range []string{name + "-api", name + "-api-keys"} {
 		sec, err := core.Secrets(ns).Get(ctx, s, metav1.GetOptions{})
 		if err != nil {
@@ -397,15 +397,15 @@ func deleteObject(resource, suffix string) func(ctx context.Context, ns, m strin
 		opts := metav1.DeleteOptions{}
 		switch resource {
 		case "deployments":
-			return ignoreNotFound(env.kube.AppsV1().Deployments(ns).Delete(ctx, name, opts))
+			return ignoreNotFound(env.Kube.AppsV1().Deployments(ns).Delete(ctx, name, opts))
 		case "statefulsets":
-			return ignoreNotFound(env.kube.AppsV1().StatefulSets(ns).Delete(ctx, name, opts))
+			return ignoreNotFound(env.Kube.AppsV1().StatefulSets(ns).Delete(ctx, name, opts))
 		case "services":
-			return ignoreNotFound(env.kube.CoreV1().Services(ns).Delete(ctx, name, opts))
+			return ignoreNotFound(env.Kube.CoreV1().Services(ns).Delete(ctx, name, opts))
 		case "configmaps":
-			return ignoreNotFound(env.kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, opts))
+			return ignoreNotFound(env.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, name, opts))
 		case "secrets":
-			return ignoreNotFound(env.kube.CoreV1().Secrets(ns).Delete(ctx, name, opts))
+			return ignoreNotFound(env.Kube.CoreV1().Secrets(ns).Delete(ctx, name, opts))
 		}
 		return fmt.Errorf("unknown resource %s", resource)
 	}
@@ -417,14 +417,14 @@ func deleteObject(resource, suffix string) func(ctx context.Context, ns, m strin
 func editDeployment(suffix string, edit func(*appsSpec)) func(ctx context.Context, ns, m string) error {
 	return func(ctx context.Context, ns, m string) error {
 		return ignoreNotFound(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, m+suffix, metav1.GetOptions{})
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, m+suffix, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			s := appsSpec{replicas: ptr.Deref(d.Spec.Replicas, 1), image: d.Spec.Template.Spec.Containers[0].Image}
 			edit(&s)
 			d.Spec.Replicas, d.Spec.Template.Spec.Containers[0].Image = &s.replicas, s.image
-			_, err = env.kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
+			_, err = env.Kube.AppsV1().Deployments(ns).Update(ctx, d, metav1.UpdateOptions{})
 			return err
 		}))
 	}
@@ -433,14 +433,14 @@ func editDeployment(suffix string, edit func(*appsSpec)) func(ctx context.Contex
 func editStatefulSet(edit func(*appsSpec)) func(ctx context.Context, ns, m string) error {
 	return func(ctx context.Context, ns, m string) error {
 		return ignoreNotFound(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			st, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, m+"-elastic", metav1.GetOptions{})
+			st, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, m+"-elastic", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			s := appsSpec{replicas: ptr.Deref(st.Spec.Replicas, 1), image: st.Spec.Template.Spec.Containers[0].Image}
 			edit(&s)
 			st.Spec.Replicas, st.Spec.Template.Spec.Containers[0].Image = &s.replicas, s.image
-			_, err = env.kube.AppsV1().StatefulSets(ns).Update(ctx, st, metav1.UpdateOptions{})
+			_, err = env.Kube.AppsV1().StatefulSets(ns).Update(ctx, st, metav1.UpdateOptions{})
 			return err
 		}))
 	}
@@ -449,12 +449,12 @@ func editStatefulSet(edit func(*appsSpec)) func(ctx context.Context, ns, m strin
 func editService(suffix string, edit func(*corev1.Service)) func(ctx context.Context, ns, m string) error {
 	return func(ctx context.Context, ns, m string) error {
 		return ignoreNotFound(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			s, err := env.kube.CoreV1().Services(ns).Get(ctx, m+suffix, metav1.GetOptions{})
+			s, err := env.Kube.CoreV1().Services(ns).Get(ctx, m+suffix, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			edit(s)
-			_, err = env.kube.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{})
+			_, err = env.Kube.CoreV1().Services(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}))
 	}
@@ -463,12 +463,12 @@ func editService(suffix string, edit func(*corev1.Service)) func(ctx context.Con
 func editConfigMap(edit func(*corev1.ConfigMap)) func(ctx context.Context, ns, m string) error {
 	return func(ctx context.Context, ns, m string) error {
 		return ignoreNotFound(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, m+"-api", metav1.GetOptions{})
+			cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, m+"-api", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			edit(cm)
-			_, err = env.kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
+			_, err = env.Kube.CoreV1().ConfigMaps(ns).Update(ctx, cm, metav1.UpdateOptions{})
 			return err
 		}))
 	}
@@ -477,7 +477,7 @@ func editConfigMap(edit func(*corev1.ConfigMap)) func(ctx context.Context, ns, m
 func editSecret(suffix string, edit func(*corev1.Secret)) func(ctx context.Context, ns, m string) error {
 	return func(ctx context.Context, ns, m string) error {
 		return ignoreNotFound(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			s, err := env.kube.CoreV1().Secrets(ns).Get(ctx, m+suffix, metav1.GetOptions{})
+			s, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, m+suffix, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -486,7 +486,7 @@ func editSecret(suffix string, edit func(*corev1.Secret)) func(ctx context.Conte
 			if maps.EqualFunc(before, s.Data, bytes.Equal) {
 				return nil
 			}
-			_, err = env.kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+			_, err = env.Kube.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
 			return err
 		}))
 	}

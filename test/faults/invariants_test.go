@@ -54,7 +54,7 @@ func checkInvariants(ctx context.Context, t testing.TB) time.Duration {
 // one of these is waiting on the test bed rather than on the operator.
 func testBedState(ctx context.Context) string {
 	var lags []string
-	if nodes, err := env.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
+	if nodes, err := env.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err == nil {
 		for _, n := range nodes.Items {
 			ready := false
 			for _, c := range n.Status.Conditions {
@@ -67,7 +67,7 @@ func testBedState(ctx context.Context) string {
 			}
 		}
 	}
-	if pods, err := env.kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
+	if pods, err := env.Kube.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err == nil {
 		var unscheduled, unready []string
 		for i := range pods.Items {
 			p := &pods.Items[i]
@@ -87,27 +87,23 @@ func testBedState(ctx context.Context) string {
 			lags = append(lags, fmt.Sprintf("%d scheduled pods are not Ready (kwok), e.g. %s", len(unready), unready[0]))
 		}
 	}
-	if ds, err := env.kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
-		var behind []string
+	var behind []string
+	if ds, err := env.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, d := range ds.Items {
 			if d.Status.ObservedGeneration < d.Generation {
-				behind = append(behind, d.Namespace+"/"+d.Name)
+				behind = append(behind, "Deployment "+d.Namespace+"/"+d.Name)
 			}
-		}
-		if len(behind) > 0 {
-			lags = append(lags, fmt.Sprintf("%d Deployments not observed by their controller, e.g. %s", len(behind), behind[0]))
 		}
 	}
-	if ss, err := env.kube.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}); err == nil {
-		var behind []string
+	if ss, err := env.Kube.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{}); err == nil {
 		for _, s := range ss.Items {
 			if s.Status.ObservedGeneration < s.Generation {
-				behind = append(behind, s.Namespace+"/"+s.Name)
+				behind = append(behind, "StatefulSet "+s.Namespace+"/"+s.Name)
 			}
 		}
-		if len(behind) > 0 {
-			lags = append(lags, fmt.Sprintf("%d StatefulSets not observed by their controller, e.g. %s", len(behind), behind[0]))
-		}
+	}
+	if len(behind) > 0 {
+		lags = append(lags, fmt.Sprintf("%d workloads not observed by their controller, e.g. %s", len(behind), behind[0]))
 	}
 	if len(lags) == 0 {
 		return ""

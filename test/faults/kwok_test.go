@@ -80,7 +80,7 @@ func growNode(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = env.kube.CoreV1().Nodes().Patch(ctx, localcluster.NodeName, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err = env.Kube.CoreV1().Nodes().Patch(ctx, localcluster.NodeName, types.MergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 
@@ -109,22 +109,22 @@ func retryKwokStages(ctx context.Context, ns string) int {
 		}
 		now := time.Now()
 		patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{"faults.monocle-operator/kwok-retry":%q}}}`, now.Format(time.RFC3339Nano)))
-		if pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		if pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
 			for i := range pods.Items {
 				if !kwokLeftBehind(&pods.Items[i], now) {
 					continue
 				}
-				if _, err := env.kube.CoreV1().Pods(ns).Patch(ctx, pods.Items[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+				if _, err := env.Kube.CoreV1().Pods(ns).Patch(ctx, pods.Items[i].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
 					touches++
 				}
 			}
 		}
-		if claims, err := env.kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		if claims, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{}); err == nil {
 			for _, pvc := range claims.Items {
 				if pvc.Status.Phase != corev1.ClaimPending || now.Sub(pvc.CreationTimestamp.Time) <= kwokRetryPeriod {
 					continue
 				}
-				if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, pvc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
+				if _, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Patch(ctx, pvc.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err == nil {
 					touches++
 				}
 			}

@@ -34,7 +34,7 @@ func testLeaderChurn(t *testing.T) {
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 2))
 	ns := "faults-leader"
-	if err := testkit.CreateNamespace(ctx, env.kube, ns); err != nil {
+	if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 		sc.Fatal(err)
 	}
 
@@ -81,7 +81,7 @@ func testLeaderChurn(t *testing.T) {
 				i = (i + 1) % len(live)
 			}
 			gone = live[i]
-			if err := env.monocles.MonocleV1alpha1().Monocles(ns).Delete(ctx, gone, metav1.DeleteOptions{}); err != nil {
+			if err := env.Monocles.MonocleV1alpha1().Monocles(ns).Delete(ctx, gone, metav1.DeleteOptions{}); err != nil {
 				sc.Fatal(err)
 			}
 			live = slices.Delete(live, i, i+1)

@@ -30,14 +30,8 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
-	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
-	"github.com/change-metrics/monocle-operator/test/localcluster"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -95,23 +89,16 @@ var (
 	}
 )
 
-// env is the cluster, clients and bookkeeping shared by the scenarios.
+// env is the cluster, clients and bookkeeping shared by the scenarios; its Env is nil under
+// -short, when no cluster is started.
 var env struct {
-	root        string
-	work        string
-	cluster     *localcluster.Cluster
-	kubeconfig  string
-	cfg         *rest.Config
-	kube        kubernetes.Interface
-	monocles    clientset.Interface
-	meta        metadata.Interface
-	operatorBin string
-	seed        int64
-	size        sizes
-	audit       *testkit.AuditLog
-	track       *tracker
-	operators   *operatorSet
-	summary     *summary
+	*testkit.Env
+	seed      int64
+	size      sizes
+	audit     *testkit.AuditLog
+	track     *tracker
+	operators *operatorSet
+	summary   *summary
 }
 
 func TestMain(m *testing.M) { testkit.Main(m, "faults", setUp) }
@@ -139,62 +126,30 @@ func setUp(m *testing.M) (int, error) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root, err := localcluster.FindRepoRoot("")
+	e, err := testkit.StartEnv(ctx, testkit.EnvOptions{
+		Suite: "faults",
+		PrepareStages: func(cached, work string) (string, error) {
+			return writeStages(cached, filepath.Join(work, "kwok-stages"))
+		},
+		QPS: 100, Burst: 200, UserAgent: testUserAgent,
+		InstallCRD: true, BuildOperator: true, OperatorLogs: "operators", Keep: *keepFlag,
+	})
 	if err != nil {
 		return 0, err
 	}
-	env.root = root
-	binDir, stagesDir, err := localcluster.EnsureBinaries(ctx, root)
-	if err != nil {
-		return 0, err
-	}
-	if env.work, err = os.MkdirTemp("", "monocle-faults-"); err != nil {
-		return 0, err
-	}
-	heldStages, err := writeStages(stagesDir, filepath.Join(env.work, "kwok-stages"))
-	if err != nil {
-		return 0, err
-	}
-	begin := time.Now()
-	cluster, err := localcluster.Start(ctx, localcluster.Options{BinDir: binDir, StagesDir: heldStages, WorkDir: filepath.Join(env.work, "cluster")})
-	if err != nil {
-		return 0, err
-	}
+	env.Env = e
+	fmt.Printf("faults: cluster ready in %s, work directory %s\n", e.ClusterStartup.Round(time.Millisecond), e.WorkDir)
+	failed := true
 	defer func() {
-		if err := cluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
+		if err := e.Close(failed); err != nil {
+			fmt.Fprintln(os.Stderr, "faults:", err)
 		}
 	}()
-	fmt.Printf("faults: cluster ready in %s, work directory %s\n", time.Since(begin).Round(time.Millisecond), env.work)
-	env.cluster = cluster
-	env.kubeconfig = cluster.Kubeconfig()
-	if env.cfg, err = clientcmd.BuildConfigFromFlags("", env.kubeconfig); err != nil {
-		return 0, err
-	}
-	env.cfg.UserAgent = testUserAgent
-	env.cfg.QPS, env.cfg.Burst = 100, 200
-	if env.kube, err = kubernetes.NewForConfig(env.cfg); err != nil {
-		return 0, err
-	}
-	if env.monocles, err = clientset.NewForConfig(env.cfg); err != nil {
-		return 0, err
-	}
-	if env.meta, err = metadata.NewForConfig(env.cfg); err != nil {
-		return 0, err
-	}
 	if err := growNode(ctx); err != nil {
 		return 0, fmt.Errorf("growing the fake node: %w", err)
 	}
-	if err := (testkit.Kubectl{Kubeconfig: env.kubeconfig}).InstallCRD(ctx, root); err != nil {
-		return 0, err
-	}
-
-	env.operatorBin = filepath.Join(env.work, "monocle-operator")
-	if err := testkit.BuildOperator(ctx, root, env.operatorBin); err != nil {
-		return 0, err
-	}
-	env.audit = newAuditLog(cluster.AuditLogPath())
-	env.operators = newOperatorSet(filepath.Join(env.work, "operators"))
+	env.audit = newAuditLog(e.Cluster.AuditLogPath())
+	env.operators = newOperatorSet(filepath.Join(e.WorkDir, "operators"))
 	defer env.operators.stopAll()
 	env.summary = &summary{}
 	trackCtx, stopTracking := context.WithCancel(context.Background())
@@ -204,6 +159,7 @@ func setUp(m *testing.M) (int, error) {
 	}
 
 	code := m.Run()
+	failed = code != 0
 	table := env.summary.markdown()
 	fmt.Printf("\nfaults summary (%s variant, seed %d):\n\n%s\n", env.size.name, env.seed, table)
 	if *reportFlag != "" {
@@ -211,16 +167,5 @@ func setUp(m *testing.M) (int, error) {
 			_ = os.WriteFile(*reportFlag, []byte(table), 0o644)
 		}
 	}
-	if code != 0 || *keepFlag {
-		fmt.Fprintf(os.Stderr, "faults: operator logs in %s, cluster logs in %s/logs, audit log %s\n",
-			filepath.Join(env.work, "operators"), cluster.WorkDir(), cluster.AuditLogPath())
-		// Stop the cluster but keep its files.
-		return code, nil
-	}
-	env.operators.stopAll()
-	if err := cluster.Stop(); err != nil {
-		fmt.Fprintln(os.Stderr, "stopping the cluster:", err)
-	}
-	_ = os.RemoveAll(env.work)
 	return code, nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
@@ -39,19 +38,19 @@ func newMonocle(ns, name string) *monoclev1alpha1.Monocle {
 }
 
 func createMonocle(ctx context.Context, ns, name string) error {
-	_, err := env.monocles.MonocleV1alpha1().Monocles(ns).Create(ctx, newMonocle(ns, name), metav1.CreateOptions{})
+	_, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Create(ctx, newMonocle(ns, name), metav1.CreateOptions{})
 	return err
 }
 
 // editMonocle applies edit to the live Monocle, retrying on conflict.
 func editMonocle(ctx context.Context, ns, name string, edit func(*monoclev1alpha1.Monocle)) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		edit(m)
-		_, err = env.monocles.MonocleV1alpha1().Monocles(ns).Update(ctx, m, metav1.UpdateOptions{})
+		_, err = env.Monocles.MonocleV1alpha1().Monocles(ns).Update(ctx, m, metav1.UpdateOptions{})
 		return err
 	})
 }
@@ -128,7 +127,7 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 		return false
 	}
 	err := testkit.Poll(ctx, 250*time.Millisecond, timeout, "Monocles converged", func(ctx context.Context) error {
-		list, err := env.monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
+		list, err := env.Monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
 		var pending []string
 		if err != nil {
 			pending = append(pending, err.Error())
@@ -167,49 +166,27 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 	return res, err
 }
 
-// leaseHolder returns the holder of the operator's leader election Lease ("" when free).
-func leaseHolder(ctx context.Context) (string, error) {
-	l, err := env.kube.CoordinationV1().Leases("default").Get(ctx, "monocle-operator", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if l.Spec.HolderIdentity == nil {
-		return "", nil
-	}
-	return *l.Spec.HolderIdentity, nil
-}
-
 // waitLeader waits until one of ops holds the lease and returns it.
 func waitLeader(ctx context.Context, timeout time.Duration, ops []*operator) (*operator, error) {
-	ids := map[string]*operator{}
-	for _, o := range ops {
+	ids := make([]string, len(ops))
+	for i, o := range ops {
 		id, err := o.identity(30 * time.Second)
 		if err != nil {
 			return nil, err
 		}
-		ids[id] = o
+		ids[i] = id
 	}
-	var leader *operator
-	err := testkit.Poll(ctx, 200*time.Millisecond, timeout, "a replica leads", func(ctx context.Context) error {
-		holder, err := leaseHolder(ctx)
-		if err != nil {
-			return err
-		}
-		if leader = ids[holder]; leader == nil {
-			return fmt.Errorf("lease holder is %q", holder)
-		}
-		return nil
-	})
-	return leader, err
+	i, err := testkit.WaitLeader(ctx, env.Kube, "default", "monocle-operator", timeout, ids...)
+	if err != nil {
+		return nil, err
+	}
+	return ops[i], nil
 }
 
 // configApplied checks that the ConfigMap of Monocle ns/name holds config variant and, when
 // wantJob, that the update-idents Job for that config has succeeded.
 func configApplied(ctx context.Context, ns, name string, variant int, wantJob bool) error {
-	cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+	cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -219,7 +196,7 @@ func configApplied(ctx context.Context, ns, name string, variant int, wantJob bo
 	if !wantJob {
 		return nil
 	}
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ func newOperatorSet(dir string) *operatorSet { return &operatorSet{dir: dir} }
 
 // baseOperatorArgs are the flags every operator process gets; scenarios add their own.
 func baseOperatorArgs() []string {
-	return []string{"--kubeconfig", env.kubeconfig, "--leader-election-namespace", "default",
+	return []string{"--kubeconfig", env.Kubeconfig, "--leader-election-namespace", "default",
 		"--workers", "4", "--logging-format", "json", "-v", "2"}
 }
 
@@ -67,7 +67,7 @@ func (s *operatorSet) start(t *testing.T, extra ...string) *operator {
 	args := append(baseOperatorArgs(), "--http-address", addr)
 	args = append(args, extra...)
 	p, err := testkit.Start(testkit.StartOptions{
-		Name: name, Path: env.operatorBin, Args: args, HTTPAddr: addr,
+		Name: name, Path: env.OperatorBin, Args: args, HTTPAddr: addr,
 		LogPath: filepath.Join(s.dir, name+".log"), LogCommand: true, DieWithParent: true,
 	})
 	if err != nil {

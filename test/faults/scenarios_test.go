@@ -11,42 +11,42 @@ import (
 
 // TestOperatorCrashes is scenario 1 (testOperatorCrashes).
 func TestOperatorCrashes(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testOperatorCrashes(t)
 }
 
 // TestLeaderChurn is scenario 2 (testLeaderChurn).
 func TestLeaderChurn(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testLeaderChurn(t)
 }
 
 // TestControlPlaneRestarts is scenario 3 (testControlPlaneRestarts).
 func TestControlPlaneRestarts(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testControlPlaneRestarts(t)
 }
 
 // TestOwnedObjectDrift is scenario 4 (testOwnedObjectDrift).
 func TestOwnedObjectDrift(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testOwnedObjectDrift(t)
 }
 
 // TestConflicts is scenario 5 (testConflicts).
 func TestConflicts(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testConflicts(t)
 }
 
 // TestDeletions is scenario 6 (testDeletions).
 func TestDeletions(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testDeletions(t)
 }
 
 // TestAdoptionCrashes is scenario 7 (testAdoptionCrashes).
 func TestAdoptionCrashes(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	testAdoptionCrashes(t)
 }

@@ -47,8 +47,8 @@ func startTracker(ctx context.Context) (*tracker, error) {
 		keys: map[types.UID]map[string]string{}, regenerate: map[types.UID]bool{},
 		jobs: map[string]map[types.UID]string{},
 	}
-	all := informers.NewSharedInformerFactory(env.kube, 0)
-	managed := informers.NewSharedInformerFactoryWithOptions(env.kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	all := informers.NewSharedInformerFactory(env.Kube, 0)
+	managed := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
 		o.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
 	}))
 	handlers := []struct {
@@ -235,7 +235,7 @@ func (tr *tracker) checkPVCs(ctx context.Context) []string {
 	var problems []string
 	for k, uid := range want {
 		ns, name, _ := strings.Cut(k, "/")
-		p, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		p, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			problems = append(problems, fmt.Sprintf("PVC %s (UID %s) is gone", k, uid))
@@ -266,7 +266,7 @@ func (tr *tracker) pvcCount() int {
 // checkKeys compares the generated keys in both Secrets of every live Monocle with the
 // values first seen.
 func (tr *tracker) checkKeys(ctx context.Context) []string {
-	list, err := env.monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
+	list, err := env.Monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -281,7 +281,7 @@ func (tr *tracker) checkKeys(ctx context.Context) []string {
 			continue
 		}
 		for _, name := range []string{m.Name + "-api", m.Name + "-api-keys"} {
-			s, err := env.kube.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
+			s, err := env.Kube.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("Secret %s/%s: %v", m.Namespace, name, err))
 				continue

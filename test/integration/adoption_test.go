@@ -40,11 +40,11 @@ const (
 func startEarlier(t *testing.T, ns, name string) *testkit.EarlierMonocle {
 	t.Helper()
 	ctx := context.Background()
-	e, err := testkit.CreateEarlierOperatorMonocle(ctx, env.kubectl, filepath.Join(env.repoRoot, testkit.EarlierFixture), ns, name)
+	e, err := testkit.CreateEarlierOperatorMonocle(ctx, env.Kubectl, filepath.Join(env.Root, testkit.EarlierFixture), ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := testkit.WaitEarlierRolledOut(ctx, env.kubectl, e, 90*time.Second); err != nil {
+	if err := testkit.WaitEarlierRolledOut(ctx, env.Kubectl, e, 90*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -53,7 +53,7 @@ func startEarlier(t *testing.T, ns, name string) *testkit.EarlierMonocle {
 // unpause starts our operator on the earlier Monocle e.
 func unpause(t *testing.T, e *testkit.EarlierMonocle) {
 	t.Helper()
-	if err := testkit.UnpauseMonocle(context.Background(), env.kubectl, e.Namespace, e.Name); err != nil {
+	if err := testkit.UnpauseMonocle(context.Background(), env.Kubectl, e.Namespace, e.Name); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -62,7 +62,7 @@ func unpause(t *testing.T, e *testkit.EarlierMonocle) {
 func waitAdopted(t *testing.T, e *testkit.EarlierMonocle) {
 	t.Helper()
 	waitCondition(t, e.Namespace, e.Name, conditionAdopted, metav1.ConditionTrue, adoptedReason)
-	mustKubectl(t, "wait", "-n", e.Namespace, "--for=condition=Ready", "--timeout=120s", "monocle/"+e.Name)
+	env.Kubectl.Must(t, "wait", "-n", e.Namespace, "--for=condition=Ready", "--timeout=120s", "monocle/"+e.Name)
 }
 
 // podTemplateAnnotations returns the pod template annotations of Deployments name-api and
@@ -71,7 +71,7 @@ func podTemplateAnnotations(t *testing.T, ns, name string) (map[string]map[strin
 	t.Helper()
 	annotations, generations := map[string]map[string]string{}, map[string]int64{}
 	for _, d := range []string{name + "-api", name + "-crawler"} {
-		dep, err := env.kube.AppsV1().Deployments(ns).Get(context.Background(), d, metav1.GetOptions{})
+		dep, err := env.Kube.AppsV1().Deployments(ns).Get(context.Background(), d, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func podTemplateAnnotations(t *testing.T, ns, name string) (map[string]map[strin
 func updateIdentsJobs(t *testing.T, ns, name string) map[string]bool {
 	t.Helper()
 	pattern := regexp.MustCompile("^" + regexp.QuoteMeta(name) + "-update-idents-[0-9a-f]{8}$")
-	list, err := env.kube.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
+	list, err := env.Kube.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func expectStorageKept(t *testing.T, e *testkit.EarlierMonocle) {
 	ctx := context.Background()
 	ns := e.Namespace
 	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the PVC labelled as ours", func() error {
-		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, e.PVCName, metav1.GetOptions{})
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, e.PVCName, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func expectStorageKept(t *testing.T, e *testkit.EarlierMonocle) {
 		}
 		return nil
 	})
-	sts, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, e.StatefulSetName, metav1.GetOptions{})
+	sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, e.StatefulSetName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func expectStorageKept(t *testing.T, e *testkit.EarlierMonocle) {
 	if !mounted {
 		t.Errorf("the StatefulSet's pod template does not mount its claim template %s: %+v", claim, sts.Spec.Template.Spec.Containers)
 	}
-	pod, err := env.kube.CoreV1().Pods(ns).Get(ctx, e.Name+"-elastic-0", metav1.GetOptions{})
+	pod, err := env.Kube.CoreV1().Pods(ns).Get(ctx, e.Name+"-elastic-0", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func expectStorageKept(t *testing.T, e *testkit.EarlierMonocle) {
 	if !usesClaim {
 		t.Errorf("pod %s does not use PVC %s: %+v", pod.Name, e.PVCName, pod.Spec.Volumes)
 	}
-	if _, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+e.Name+"-elastic-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+e.Name+"-elastic-0", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a second volume data-%s-elastic-0 was made: %v", e.Name, err)
 	}
 }
@@ -166,14 +166,14 @@ func expectOwnServices(t *testing.T, ns, name string) {
 		svcName := name + "-" + component
 		want := map[string]string{"app.kubernetes.io/name": "monocle", instanceLabel: name, "app.kubernetes.io/component": component}
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Service "+svcName+" selecting its own pods", func() error {
-			svc, err := env.kube.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
+			svc, err := env.Kube.CoreV1().Services(ns).Get(ctx, svcName, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
 			if !maps.Equal(svc.Spec.Selector, want) {
 				return fmt.Errorf("selector %v, want %v", svc.Spec.Selector, want)
 			}
-			pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
+			pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(svc.Spec.Selector).String()})
 			if err != nil {
 				return err
 			}
@@ -185,7 +185,7 @@ func expectOwnServices(t *testing.T, ns, name string) {
 					return fmt.Errorf("the selector matches pod %s of another instance", p.Name)
 				}
 			}
-			slices, err := env.kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svcName})
+			slices, err := env.Kube.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + svcName})
 			if err != nil {
 				return err
 			}
@@ -215,7 +215,7 @@ func expectOwnServices(t *testing.T, ns, name string) {
 func watchEndpointGaps(t *testing.T, ns, svc string) (stop func() (changes int, gaps []string)) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	client := env.kube.DiscoveryV1().EndpointSlices(ns)
+	client := env.Kube.DiscoveryV1().EndpointSlices(ns)
 	selector := discoveryv1.LabelServiceName + "=" + svc
 	slices := map[string]*discoveryv1.EndpointSlice{}
 	ready := func() int {
@@ -312,14 +312,14 @@ func watchEndpointGaps(t *testing.T, ns, svc string) (stop func() (changes int, 
 // losing the API's endpoints, the earlier Job removed; then that day-2 work acts on the
 // adopted objects and that a change it cannot make is refused without touching the data.
 func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns, name := "adoption", "monocle-sample"
-	testkit.MustCreateNamespace(t, env.kube, ns)
+	testkit.MustCreateNamespace(t, env.Kube, ns)
 	e := startEarlier(t, ns, name)
 
 	// Paused, the Monocle is the earlier operator's as it left it.
-	if svc, err := env.kube.CoreV1().Services(ns).Get(ctx, name+"-api", metav1.GetOptions{}); err != nil ||
+	if svc, err := env.Kube.CoreV1().Services(ns).Get(ctx, name+"-api", metav1.GetOptions{}); err != nil ||
 		!maps.Equal(svc.Spec.Selector, map[string]string{"app": "monocle", "tier": "api"}) {
 		t.Fatalf("before the hand-over, Service %s-api: %v, selector %v", name, err, svc.Spec.Selector)
 	}
@@ -341,7 +341,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 	})
 
 	t.Run("the Secret keeps its keys and gains MONOCLE_JWK_GEN_KEY", func(t *testing.T) {
-		secret, err := env.kube.CoreV1().Secrets(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+		secret, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,7 +354,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 			t.Errorf("MONOCLE_JWK_GEN_KEY has %d characters, want 64", n)
 		}
 		for _, d := range []string{name + "-api", name + "-crawler"} {
-			dep, err := env.kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
+			dep, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -371,21 +371,21 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 	})
 
 	t.Run("the user's ConfigMap is kept as the config source", func(t *testing.T) {
-		cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+		cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !maps.Equal(cm.Data, map[string]string{"config.yaml": e.Config}) {
 			t.Errorf("ConfigMap %s-api data changed: %q", name, cm.Data)
 		}
-		if got := mustKubectl(t, "get", "-n", ns, "monocle/"+name, "-o", "jsonpath={.status.configSource}"); got != "ConfigMap" {
+		if got := env.Kubectl.Must(t, "get", "-n", ns, "monocle/"+name, "-o", "jsonpath={.status.configSource}"); got != "ConfigMap" {
 			t.Errorf("status.configSource = %q, want ConfigMap", got)
 		}
 	})
 
 	t.Run("the earlier update-idents Job is deleted", func(t *testing.T) {
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
-			if _, err := env.kube.BatchV1().Jobs(ns).Get(ctx, earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			if _, err := env.Kube.BatchV1().Jobs(ns).Get(ctx, earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("still there: %v", err)
 			}
 			return nil
@@ -398,7 +398,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 			t.Errorf("Adopted condition %+v", c)
 		}
 		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "a Normal Adopted event", func() error {
-			events, err := env.kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=Adopted"})
+			events, err := env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=Adopted"})
 			if err != nil {
 				return err
 			}
@@ -413,7 +413,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 
 	t.Run("a user key changed in the Secret rolls the API and the crawler", func(t *testing.T) {
 		before, _ := podTemplateAnnotations(t, ns, name)
-		mustKubectl(t, "patch", "secret", "-n", ns, name+"-api", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"ghp_rotated"}}`)
+		env.Kubectl.Must(t, "patch", "secret", "-n", ns, name+"-api", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"ghp_rotated"}}`)
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "API and crawler rolled", func() error {
 			now, _ := podTemplateAnnotations(t, ns, name)
 			for d, a := range now {
@@ -423,8 +423,8 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 			}
 			return nil
 		})
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
-		secret, err := env.kube.CoreV1().Secrets(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
+		secret, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -437,11 +437,11 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 		patchConfig := func(config string) {
 			t.Helper()
 			patch, _ := json.Marshal(map[string]any{"data": map[string]string{"config.yaml": config}})
-			mustKubectl(t, "patch", "configmap", "-n", ns, name+"-api", "--type=merge", "-p", string(patch))
+			env.Kubectl.Must(t, "patch", "configmap", "-n", ns, name+"-api", "--type=merge", "-p", string(patch))
 		}
 		configData := func() string {
 			t.Helper()
-			cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
+			cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, name+"-api", metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,7 +468,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 		if got := configData(); got != newConfig {
 			t.Errorf("the user's config was rewritten: %q", got)
 		}
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
 
 		applied, generations := podTemplateAnnotations(t, ns, name)
 		jobsApplied := updateIdentsJobs(t, ns, name)
@@ -490,17 +490,17 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 		}
 
 		patchConfig(newConfig)
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=ConfigValid", "--timeout=60s", "monocle/"+name)
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=ConfigValid", "--timeout=60s", "monocle/"+name)
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/"+name)
 	})
 
 	t.Run("a larger volume the StorageClass cannot give is refused", func(t *testing.T) {
 		// kwok-volume does not allow expansion unless a test turned it on; make sure.
-		mustKubectl(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
+		env.Kubectl.Must(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
 		patchMonocleNamed(t, ns, name, `{"spec":{"storageSize":"2Gi"}}`)
 		waitCondition(t, ns, name, "StorageReady", metav1.ConditionFalse, "StorageChangeRefused")
 		time.Sleep(2 * time.Second)
-		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, e.PVCName, metav1.GetOptions{})
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, e.PVCName, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -508,7 +508,7 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 			t.Errorf("PVC %s changed: uid %s (was %s), requests %s, deletion %v", e.PVCName, pvc.UID, e.PVCUID,
 				pvc.Spec.Resources.Requests.Storage(), pvc.DeletionTimestamp)
 		}
-		sts, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, e.StatefulSetName, metav1.GetOptions{})
+		sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, e.StatefulSetName, metav1.GetOptions{})
 		if err != nil || string(sts.UID) != e.StatefulSetUID {
 			t.Errorf("StatefulSet %s replaced: %v", e.StatefulSetName, err)
 		}
@@ -518,16 +518,16 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 // patchMonocleNamed merge-patches Monocle ns/name.
 func patchMonocleNamed(t *testing.T, ns, name, patch string) {
 	t.Helper()
-	mustKubectl(t, "patch", "-n", ns, "monocle/"+name, "--type=merge", "-p", patch)
+	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/"+name, "--type=merge", "-p", patch)
 }
 
 // TestAdoptionOfTwoEarlierMonoclesInOneNamespace adopts two earlier-operator Monocles whose
 // Services, by the earlier selectors app=monocle,tier=..., select each other's pods, and
 // checks that each ends with its own pods and its own volume.
 func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ns := "adoption-two"
-	testkit.MustCreateNamespace(t, env.kube, ns)
+	testkit.MustCreateNamespace(t, env.Kube, ns)
 	earlier := []*testkit.EarlierMonocle{startEarlier(t, ns, "mona"), startEarlier(t, ns, "monb")}
 	for _, e := range earlier {
 		unpause(t, e)
@@ -543,7 +543,7 @@ func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
 	}
 	// The earlier operator made one update-idents-job for the namespace, mona's.
 	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "Job "+earlierUpdateIdentJob+" gone", func() error {
-		if _, err := env.kube.BatchV1().Jobs(ns).Get(context.Background(), earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := env.Kube.BatchV1().Jobs(ns).Get(context.Background(), earlierUpdateIdentJob, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("still there: %v", err)
 		}
 		return nil
@@ -554,13 +554,13 @@ func TestAdoptionOfTwoEarlierMonoclesInOneNamespace(t *testing.T) {
 // owner reference (so it is not the Monocle's) to our operator, and checks that the conflict
 // is reported and the foreign Deployment left as it is.
 func TestAdoptionNameConflict(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns, name := "adoption-conflict", "monc"
-	testkit.MustCreateNamespace(t, env.kube, ns)
+	testkit.MustCreateNamespace(t, env.Kube, ns)
 	e := startEarlier(t, ns, name)
-	mustKubectl(t, "patch", "deployment", "-n", ns, name+"-crawler", "--type=json", `-p=[{"op":"remove","path":"/metadata/ownerReferences"}]`)
-	foreign, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name+"-crawler", metav1.GetOptions{})
+	env.Kubectl.Must(t, "patch", "deployment", "-n", ns, name+"-crawler", "--type=json", `-p=[{"op":"remove","path":"/metadata/ownerReferences"}]`)
+	foreign, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name+"-crawler", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -571,7 +571,7 @@ func TestAdoptionNameConflict(t *testing.T) {
 	unpause(t, e)
 	waitCondition(t, ns, name, "Degraded", metav1.ConditionTrue, "NameConflict")
 	time.Sleep(3 * time.Second)
-	now, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name+"-crawler", metav1.GetOptions{})
+	now, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name+"-crawler", metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the foreign Deployment was deleted: %v", err)
 	}

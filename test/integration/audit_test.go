@@ -10,7 +10,7 @@ import (
 // "monocle-operator/...") made in namespace ns (all when empty) after since, leases excluded:
 // leader election renews its lease on its own schedule.
 func operatorWrites(since time.Time, ns string) ([]testkit.AuditEvent, error) {
-	return testkit.ReadAuditLog(env.cluster.AuditLogPath(), func(e testkit.AuditEvent) bool {
+	return testkit.ReadAuditLog(env.Cluster.AuditLogPath(), func(e testkit.AuditEvent) bool {
 		return e.Completed.After(since) && e.FromOperator() && e.IsWrite() &&
 			e.ObjectRef.Resource != "leases" && (ns == "" || e.ObjectRef.Namespace == ns)
 	})

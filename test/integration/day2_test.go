@@ -43,12 +43,12 @@ spec:
 // until it is Ready.
 func startDay2(t *testing.T, ns string) {
 	t.Helper()
-	testkit.MustCreateNamespace(t, env.kube, ns)
-	mustKubectl(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
-	if out, err := kubectlStdin(day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	env.Kubectl.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+	if out, err := env.Kubectl.RunStdin(context.Background(), day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
 }
 
 // snapshot is what must not change behind the user's back.
@@ -64,25 +64,25 @@ func takeSnapshot(t *testing.T, ns string) snapshot {
 	ctx := context.Background()
 	s := snapshot{generations: map[string]int64{}, templates: map[string]map[string]string{}, keys: map[string]string{}}
 	for _, name := range []string{"m-api", "m-crawler"} {
-		d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s.generations[name], s.templates[name] = d.Generation, d.Spec.Template.Annotations
 	}
-	sts, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
+	sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.generations["m-elastic"] = sts.Generation
-	secret, err := env.kube.CoreV1().Secrets(ns).Get(ctx, "m-api", metav1.GetOptions{})
+	secret, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, "m-api", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range resources.GeneratedKeys {
 		s.keys[k] = string(secret.Data[k])
 	}
-	if pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{}); err == nil {
+	if pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{}); err == nil {
 		s.pvcUID = string(pvc.UID)
 	}
 	return s
@@ -109,7 +109,7 @@ func (s snapshot) expectUnchanged(t *testing.T, ns string, names ...string) {
 
 func getMonocle(t *testing.T, ns, name string) *monoclev1alpha1.Monocle {
 	t.Helper()
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(context.Background(), name, metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,22 +132,22 @@ func waitCondition(t *testing.T, ns, name, typ string, status metav1.ConditionSt
 
 func patchMonocle(t *testing.T, ns, patch string) {
 	t.Helper()
-	mustKubectl(t, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
+	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
 }
 
 func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ns := "day2-secrets"
 	startDay2(t, ns)
 	before := takeSnapshot(t, ns)
 
 	// Labels alone roll nothing.
-	mustKubectl(t, "label", "secret", "-n", ns, "tokens", "team=a")
+	env.Kubectl.Must(t, "label", "secret", "-n", ns, "tokens", "team=a")
 	time.Sleep(3 * time.Second)
 	before.expectUnchanged(t, ns, "m-api", "m-crawler", "m-elastic")
 
 	// A new token rolls the API and the crawler, and never Elasticsearch.
-	mustKubectl(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"second"}}`)
+	env.Kubectl.Must(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"second"}}`)
 	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API and crawler rolled", func() error {
 		now := takeSnapshot(t, ns)
 		for _, d := range []string{"m-api", "m-crawler"} {
@@ -158,36 +158,36 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 		return nil
 	})
 	before.expectUnchanged(t, ns, "m-elastic")
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
 
 	// A deleted Secret is reported and holds every rollout until it is back.
 	rolled := takeSnapshot(t, ns)
-	mustKubectl(t, "delete", "secret", "-n", ns, "tokens")
+	env.Kubectl.Must(t, "delete", "secret", "-n", ns, "tokens")
 	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionFalse, "SecretNotFound")
 	if !strings.Contains(c.Message, "tokens") {
 		t.Errorf("SecretsReady message does not name the Secret: %q", c.Message)
 	}
 	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "an event naming the missing Secret", func() error {
-		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=SecretNotFound"); !strings.Contains(events, "tokens") {
+		if events := env.Kubectl.Must(t, "get", "events", "-n", ns, "--field-selector", "reason=SecretNotFound"); !strings.Contains(events, "tokens") {
 			return fmt.Errorf("no SecretNotFound event names the Secret:\n%s", events)
 		}
 		return nil
 	})
-	mustKubectl(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=OTHER=x")
+	env.Kubectl.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=OTHER=x")
 	c = waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionFalse, "TokenMissing")
 	if !strings.Contains(c.Message, "GITHUB_TOKEN") {
 		t.Errorf("TokenMissing message does not name GITHUB_TOKEN: %q", c.Message)
 	}
 	rolled.expectUnchanged(t, ns, "m-api", "m-crawler", "m-elastic")
 
-	mustKubectl(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"third"}}`)
+	env.Kubectl.Must(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"third"}}`)
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, "SecretsPresent")
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
 	before.expectUnchanged(t, ns, "m-elastic")
 }
 
 func TestConfigChangeRunsUpdateIdents(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns := "day2-config"
 	startDay2(t, ns)
@@ -220,7 +220,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 		return nil
 	})
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, "UpdateIdentsSucceeded")
-	cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "m-api", metav1.GetOptions{})
+	cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "m-api", metav1.GetOptions{})
 	if err != nil || cm.Data["config.yaml"] != newConfig {
 		t.Errorf("ConfigMap not updated: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 	}
 	before.expectUnchanged(t, ns, "m-elastic")
 	jobs := func() []string {
-		list, err := env.kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(
+		list, err := env.Kube.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(
 			resources.SelectorLabels(getMonocle(t, ns, "m"), resources.ComponentUpdateIdents)).String()})
 		if err != nil {
 			t.Fatal(err)
@@ -254,7 +254,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 		t.Errorf("ConfigValid message does not say what is wrong: %q", c.Message)
 	}
 	time.Sleep(2 * time.Second)
-	if cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "m-api", metav1.GetOptions{}); err != nil || cm.Data["config.yaml"] != newConfig {
+	if cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "m-api", metav1.GetOptions{}); err != nil || cm.Data["config.yaml"] != newConfig {
 		t.Errorf("the ConfigMap lost the last valid config: %v", err)
 	}
 	after.expectUnchanged(t, ns, "m-api", "m-crawler", "m-elastic")
@@ -267,7 +267,7 @@ func TestConfigChangeRunsUpdateIdents(t *testing.T) {
 }
 
 func TestUpgradeScaleAndPause(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns := "day2-upgrade"
 	startDay2(t, ns)
@@ -283,7 +283,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 			return nil
 		})
 		for _, name := range []string{"m-api", "m-crawler"} {
-			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 			if err != nil || d.Spec.Template.Spec.Containers[0].Image != "quay.io/change-metrics/monocle:1.11.1" {
 				t.Errorf("%s not upgraded: %v", name, err)
 			}
@@ -294,7 +294,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 	t.Run("an Elasticsearch image change rolls the StatefulSet", func(t *testing.T) {
 		patchMonocle(t, ns, `{"spec":{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.25"}}}`)
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "StatefulSet rolled", func() error {
-			s, err := env.kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
+			s, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
@@ -304,7 +304,7 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 			}
 			return nil
 		})
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
 		if got := getMonocle(t, ns, "m").Status.Elasticsearch.Image; !strings.HasSuffix(got, ":7.17.25") {
 			t.Errorf("status.elasticsearch.image = %q", got)
 		}
@@ -313,20 +313,20 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 	t.Run("API replicas follow the spec, with a disruption budget above one", func(t *testing.T) {
 		patchMonocle(t, ns, `{"spec":{"api":{"replicas":3}}}`)
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "three API pods and a PDB", func() error {
-			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if err != nil || d.Status.ReadyReplicas != 3 {
 				return fmt.Errorf("API: %v", err)
 			}
-			_, err = env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "m-api", metav1.GetOptions{})
+			_, err = env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			return err
 		})
-		crawler, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-crawler", metav1.GetOptions{})
+		crawler, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-crawler", metav1.GetOptions{})
 		if err != nil || ptr.Deref(crawler.Spec.Replicas, 0) != 1 || crawler.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
 			t.Errorf("crawler: %v replicas %d strategy %s", err, ptr.Deref(crawler.Spec.Replicas, 0), crawler.Spec.Strategy.Type)
 		}
 		patchMonocle(t, ns, `{"spec":{"api":{"replicas":1}}}`)
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PDB removed", func() error {
-			_, err := env.kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "m-api", metav1.GetOptions{})
+			_, err := env.Kube.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if !apierrors.IsNotFound(err) {
 				return fmt.Errorf("PDB still there: %v", err)
 			}
@@ -335,17 +335,17 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 	})
 
 	t.Run("a paused Monocle is left alone until resumed", func(t *testing.T) {
-		mustKubectl(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.PausedAnnotation+"=true")
+		env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.PausedAnnotation+"=true")
 		waitCondition(t, ns, "m", monoclev1alpha1.ConditionPaused, metav1.ConditionTrue, "Paused")
-		mustKubectl(t, "scale", "-n", ns, "deployment/m-api", "--replicas=0")
+		env.Kubectl.Must(t, "scale", "-n", ns, "deployment/m-api", "--replicas=0")
 		time.Sleep(3 * time.Second)
-		if d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{}); err != nil || ptr.Deref(d.Spec.Replicas, 1) != 0 {
+		if d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{}); err != nil || ptr.Deref(d.Spec.Replicas, 1) != 0 {
 			t.Errorf("a paused Monocle's Deployment was repaired: %v", err)
 		}
-		mustKubectl(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.PausedAnnotation+"-")
+		env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.PausedAnnotation+"-")
 		waitCondition(t, ns, "m", monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, "NotPaused")
 		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API back to one replica", func() error {
-			d, err := env.kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
 			if err != nil || ptr.Deref(d.Spec.Replicas, 0) != 1 {
 				return fmt.Errorf("API replicas: %v", err)
 			}
@@ -356,18 +356,20 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 }
 
 func TestStorageExpansion(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns := "day2-storage"
 	// kwok provisions volumes of its own StorageClass only; let it expand for this test.
-	mustKubectl(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":true}`)
-	t.Cleanup(func() { _, _ = kubectl("patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`) })
+	env.Kubectl.Must(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":true}`)
+	t.Cleanup(func() {
+		_, _ = env.Kubectl.Run(context.Background(), "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
+	})
 	startDay2(t, ns)
 	before := takeSnapshot(t, ns)
 
 	patchMonocle(t, ns, `{"spec":{"storageSize":"3Gi"}}`)
 	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PVC expansion requested", func() error {
-		pvc, err := env.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{})
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -378,17 +380,17 @@ func TestStorageExpansion(t *testing.T) {
 	})
 	// No volume resizer runs here: act as one, and see the condition follow.
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionFalse, "Resizing")
-	mustKubectl(t, "patch", "pvc", "-n", ns, "data-m-elastic-0", "--subresource=status", "--type=merge", "-p", `{"status":{"capacity":{"storage":"3Gi"}}}`)
+	env.Kubectl.Must(t, "patch", "pvc", "-n", ns, "data-m-elastic-0", "--subresource=status", "--type=merge", "-p", `{"status":{"capacity":{"storage":"3Gi"}}}`)
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, "AsRequested")
 
 	// A change that cannot be applied in place is refused and changes nothing.
-	mustKubectl(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
+	env.Kubectl.Must(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
 	patchMonocle(t, ns, `{"spec":{"storageSize":"5Gi"}}`)
 	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionFalse, "StorageChangeRefused")
 	if !strings.Contains(c.Message, "does not allow volume expansion") {
 		t.Errorf("StorageReady message: %q", c.Message)
 	}
-	if _, err := kubectl("patch", "-n", ns, "monocle/m", "--type=merge", "-p", `{"spec":{"storageSize":"1Gi"}}`); err == nil {
+	if _, err := env.Kubectl.Run(context.Background(), "patch", "-n", ns, "monocle/m", "--type=merge", "-p", `{"spec":{"storageSize":"1Gi"}}`); err == nil {
 		// Admission should refuse a shrink; if it let it through, the operator must refuse it.
 		c = waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionFalse, "StorageChangeRefused")
 		if !strings.Contains(c.Message, "cannot shrink") {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -44,10 +43,10 @@ const hostileControlNamespace = "hostile-control"
 // The cases run concurrently (the test's -parallel is GOMAXPROCS, too few for cases that
 // mostly wait) and each reports in its own subtest.
 func TestHostileMonocles(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	start := time.Now()
-	cfg, err := clientcmd.BuildConfigFromFlags("", env.kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", env.Kubeconfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +54,8 @@ func TestHostileMonocles(t *testing.T) {
 	hostileAPI.kube = kubernetes.NewForConfigOrDie(cfg)
 	hostileAPI.monocles = clientset.NewForConfigOrDie(cfg)
 
-	testkit.MustCreateNamespace(t, env.kube, hostileControlNamespace)
-	if out, err := kubectlStdin(hostileTokensSecret+"---\n"+hostileManifest("control", hostileBaseSpec), "apply", "-n", hostileControlNamespace, "-f", "-"); err != nil {
+	testkit.MustCreateNamespace(t, env.Kube, hostileControlNamespace)
+	if out, err := env.Kubectl.RunStdin(context.Background(), hostileTokensSecret+"---\n"+hostileManifest("control", hostileBaseSpec), "apply", "-n", hostileControlNamespace, "-f", "-"); err != nil {
 		t.Fatalf("creating the control Monocle: %v: %s", err, out)
 	}
 	if err := hostileWaitReady(ctx, hostileControlNamespace, "control", 120*time.Second); err != nil {
@@ -69,7 +68,7 @@ func TestHostileMonocles(t *testing.T) {
 	t.Logf("control Monocle Ready after %s", time.Since(start).Round(time.Second))
 
 	cases := hostileCases()
-	testkit.MustCreateNamespace(t, env.kube, hostileNamespace)
+	testkit.MustCreateNamespace(t, env.Kube, hostileNamespace)
 	namespaces := make([]string, len(cases))
 	for i, c := range cases {
 		switch {
@@ -80,7 +79,7 @@ func TestHostileMonocles(t *testing.T) {
 		default:
 			ns := fmt.Sprintf("hostile-%02d", i)
 			namespaces[i] = ns
-			t.Cleanup(func() { _, _ = kubectl("delete", "namespace", ns, "--wait=false") })
+			t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "namespace", ns, "--wait=false") })
 		}
 	}
 	results := make([]*hostileResult, len(cases))
@@ -114,8 +113,8 @@ func TestHostileMonocles(t *testing.T) {
 		if err := hostileWaitReady(ctx, hostileControlNamespace, "control", 60*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		mustKubectl(t, "delete", "-n", hostileControlNamespace, "deployment/control-crawler", "--wait=false")
-		err := hostilePoll(60*time.Second, func() error {
+		env.Kubectl.Must(t, "delete", "-n", hostileControlNamespace, "deployment/control-crawler", "--wait=false")
+		err := testkit.Poll(ctx, time.Second, 60*time.Second, "the crawler Deployment is recreated", func(context.Context) error {
 			d, err := hostileAPI.kube.AppsV1().Deployments(hostileControlNamespace).Get(ctx, "control-crawler", metav1.GetOptions{})
 			if err == nil && d.DeletionTimestamp != nil {
 				return errors.New("the old Deployment is still being deleted")
@@ -158,7 +157,7 @@ func hostileQuiesce(t *testing.T, namespaces []string) {
 		}()
 	}
 	wg.Wait()
-	err := hostilePoll(60*time.Second, func() error {
+	err := testkit.Poll(context.Background(), time.Second, 60*time.Second, "the operator is quiet", func(context.Context) error {
 		writes, err := operatorWrites(time.Now().Add(-3*time.Second), "")
 		if err == nil && len(writes) > 0 {
 			err = fmt.Errorf("%d operator writes in the last 3s, e.g. %s", len(writes), writes[0])
@@ -293,33 +292,13 @@ func runHostileCase(ctx context.Context, ns string, own bool, c hostileCase) *ho
 // machine's CPU while it starts.
 var hostileKubectlSlots = make(chan struct{}, 6)
 
-// hostileKubectl is kubectlStdin (no stdin when it is "") within hostileKubectlSlots, with a
-// timeout.
+// hostileKubectl is env.Kubectl.RunStdin within hostileKubectlSlots, with a 60 s timeout.
 func hostileKubectl(stdin string, args ...string) (string, error) {
 	hostileKubectlSlots <- struct{}{}
 	defer func() { <-hostileKubectlSlots }()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "kubectl", args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+env.kubeconfig)
-	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
-	}
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// poll calls check every 500ms until it returns nil or timeout passes, and returns its last
-// error then.
-func hostilePoll(timeout time.Duration, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil || time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(time.Second)
-	}
+	return env.Kubectl.RunStdin(ctx, stdin, args...)
 }
 
 // hostileWaitReady waits for the Monocle's Ready condition to be True for its current generation.
@@ -329,7 +308,7 @@ func hostileWaitReady(ctx context.Context, ns, name string, timeout time.Duratio
 
 // waitHostileCondition waits until the Monocle reports want for its current generation.
 func waitHostileCondition(ctx context.Context, ns string, want hostileCondition, timeout time.Duration) error {
-	err := hostilePoll(timeout, func() error {
+	err := testkit.Poll(ctx, time.Second, timeout, fmt.Sprintf("%s/%s reports %s=%s", ns, want.monocle, want.typ, want.status), func(context.Context) error {
 		m, err := hostileAPI.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, want.monocle, metav1.GetOptions{})
 		if err != nil {
 			return err

@@ -21,15 +21,15 @@ import (
 // TestSampleMonocleLifecycle applies deploy/samples/monocle.yaml as a user would and follows
 // the Monocle through creation, Ready, drift repair, quiet steady state and deletion.
 func TestSampleMonocleLifecycle(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns := "lifecycle"
-	testkit.MustCreateNamespace(t, env.kube, ns)
+	testkit.MustCreateNamespace(t, env.Kube, ns)
 
-	mustKubectl(t, "apply", "-n", ns, "-f", filepath.Join(env.repoRoot, "deploy", "samples", "monocle.yaml"))
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/monocle")
+	env.Kubectl.Must(t, "apply", "-n", ns, "-f", filepath.Join(env.Root, "deploy", "samples", "monocle.yaml"))
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/monocle")
 
-	kube := env.kube
+	kube := env.Kube
 	secret, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 		t.Errorf("PVC is %s with %s, want Bound with 2Gi", pvc.Status.Phase, pvc.Spec.Resources.Requests.Storage())
 	}
 
-	m, err := env.monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, "monocle", metav1.GetOptions{})
+	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, "monocle", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 			t.Errorf("status lacks the %s condition", cond)
 		}
 	}
-	if out := mustKubectl(t, "get", "-n", ns, "monocles"); !strings.Contains(out, "True") || !strings.Contains(out, "1.11.2") {
+	if out := env.Kubectl.Must(t, "get", "-n", ns, "monocles"); !strings.Contains(out, "True") || !strings.Contains(out, "1.11.2") {
 		t.Errorf("kubectl get monocles does not show readiness and version:\n%s", out)
 	}
 
@@ -105,10 +105,10 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 	})
 
 	t.Run("drift is repaired", func(t *testing.T) {
-		mustKubectl(t, "scale", "-n", ns, "deployment/monocle-api", "--replicas=0")
-		mustKubectl(t, "patch", "-n", ns, "service/monocle-api", "--type=json",
+		env.Kubectl.Must(t, "scale", "-n", ns, "deployment/monocle-api", "--replicas=0")
+		env.Kubectl.Must(t, "patch", "-n", ns, "service/monocle-api", "--type=json",
 			`-p=[{"op":"replace","path":"/spec/ports/0/port","value":9999}]`)
-		mustKubectl(t, "delete", "-n", ns, "deployment/monocle-crawler")
+		env.Kubectl.Must(t, "delete", "-n", ns, "deployment/monocle-crawler")
 		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "drift repaired", func() error {
 			api, err := kube.AppsV1().Deployments(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 			if err != nil {
@@ -128,7 +128,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 			return err
 		})
 		// A generated key removed from the Secret comes back with its original value.
-		mustKubectl(t, "patch", "-n", ns, "secret/monocle-api", "--type=json",
+		env.Kubectl.Must(t, "patch", "-n", ns, "secret/monocle-api", "--type=json",
 			`-p=[{"op":"remove","path":"/data/MONOCLE_JWK_GEN_KEY"}]`)
 		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "generated key restored", func() error {
 			s, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
@@ -140,7 +140,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 			}
 			return nil
 		})
-		mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/monocle")
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/monocle")
 		after, err := kube.CoreV1().Secrets(ns).Get(ctx, "monocle-api", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 
 	t.Run("deletion collects dependents and keeps the data", func(t *testing.T) {
 		pvcUID := pvc.UID
-		mustKubectl(t, "delete", "-n", ns, "monocle/monocle", "--wait=true", "--timeout=60s")
+		env.Kubectl.Must(t, "delete", "-n", ns, "monocle/monocle", "--wait=true", "--timeout=60s")
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "dependents garbage-collected", func() error {
 			var left []string
 			if _, err := kube.AppsV1().Deployments(ns).Get(ctx, "monocle-api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
@@ -202,45 +202,45 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 // not control is left alone and reported, and that the Monocle converges once it is gone.
 // It also runs two Monocles side by side in one namespace.
 func TestNameTakenByForeignObject(t *testing.T) {
-	testkit.NeedCluster(t, env.cluster != nil)
+	testkit.NeedCluster(t, env.Env != nil)
 	ctx := context.Background()
 	ns := "conflict"
-	testkit.MustCreateNamespace(t, env.kube, ns)
-	mustKubectl(t, "create", "configmap", "-n", ns, "taken-api", "--from-literal=config.yaml=mine")
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	env.Kubectl.Must(t, "create", "configmap", "-n", ns, "taken-api", "--from-literal=config.yaml=mine")
 
 	monocle := func(name string) string {
 		return fmt.Sprintf("apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: %s\nspec: {}\n", name)
 	}
-	if out, err := kubectlStdin(monocle("taken")+"---\n"+monocle("neighbour"), "apply", "-n", ns, "-f", "-"); err != nil {
+	if out, err := env.Kubectl.RunStdin(context.Background(), monocle("taken")+"---\n"+monocle("neighbour"), "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Degraded", "--timeout=60s", "monocle/taken")
-	out := mustKubectl(t, "get", "-n", ns, "monocle/taken", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`)
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Degraded", "--timeout=60s", "monocle/taken")
+	out := env.Kubectl.Must(t, "get", "-n", ns, "monocle/taken", "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].message}`)
 	if !strings.Contains(out, "ConfigMap taken-api") {
 		t.Errorf("Ready message does not name the foreign ConfigMap: %q", out)
 	}
 	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "a NameConflict event", func() error {
-		if events := mustKubectl(t, "get", "events", "-n", ns, "--field-selector", "reason=NameConflict"); !strings.Contains(events, "taken-api") {
+		if events := env.Kubectl.Must(t, "get", "events", "-n", ns, "--field-selector", "reason=NameConflict"); !strings.Contains(events, "taken-api") {
 			return fmt.Errorf("no NameConflict event naming taken-api:\n%s", events)
 		}
 		return nil
 	})
-	cm, err := env.kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken-api", metav1.GetOptions{})
+	cm, err := env.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "taken-api", metav1.GetOptions{})
 	if err != nil || cm.Data["config.yaml"] != "mine" || len(cm.OwnerReferences) != 0 {
 		t.Fatalf("the foreign ConfigMap was changed: %v %+v", err, cm)
 	}
 
 	// The neighbour converges regardless, with pods of its own.
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/neighbour")
-	pods, err := env.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: resources.InstanceLabel + "=neighbour"})
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/neighbour")
+	pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: resources.InstanceLabel + "=neighbour"})
 	if err != nil || len(pods.Items) != 3 {
 		t.Fatalf("neighbour pods: %v, %d", err, len(pods.Items))
 	}
-	svc, err := env.kube.CoreV1().Services(ns).Get(ctx, "neighbour-api", metav1.GetOptions{})
+	svc, err := env.Kube.CoreV1().Services(ns).Get(ctx, "neighbour-api", metav1.GetOptions{})
 	if err != nil || svc.Spec.Selector[resources.InstanceLabel] != "neighbour" {
 		t.Fatalf("neighbour API Service selector: %v %v", err, svc.Spec.Selector)
 	}
 
-	mustKubectl(t, "delete", "configmap", "-n", ns, "taken-api")
-	mustKubectl(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/taken")
+	env.Kubectl.Must(t, "delete", "configmap", "-n", ns, "taken-api")
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/taken")
 }

@@ -60,7 +60,11 @@ const FakeNodeAnnotation = "kwok.x-k8s.io/node=fake"
 // response code, no bodies) when it completes (a watch also when it starts),
 // except reads of Events and Leases, which are noise for counting an
 // operator's API calls.
-const DefaultAuditPolicy = `apiVersion: audit.k8s.io/v1
+const DefaultAuditPolicy = auditPolicyHead + auditPolicyCatchAll
+
+// auditPolicyHead is DefaultAuditPolicy up to its last rule, the catch-all
+// auditPolicyCatchAll.
+const auditPolicyHead = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages:
 - RequestReceived
@@ -74,8 +78,17 @@ rules:
     resources: ["events"]
   - group: "coordination.k8s.io"
     resources: ["leases"]
-- level: Metadata
 `
+
+const auditPolicyCatchAll = `- level: Metadata
+`
+
+// AuditPolicyWith returns DefaultAuditPolicy with rules (YAML list items of
+// audit.k8s.io/v1 PolicyRules, each line ending in a newline) inserted before
+// its catch-all Metadata rule, so that they apply first.
+func AuditPolicyWith(rules string) string {
+	return auditPolicyHead + rules + auditPolicyCatchAll
+}
 
 // Options configures Start.
 type Options struct {

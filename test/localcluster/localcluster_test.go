@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // startCluster builds the binaries if needed and starts a cluster whose work
@@ -74,22 +76,21 @@ func tryKubectl(c *Cluster, stdin string, args ...string) (string, error) {
 	return strings.TrimSpace(out.String()), err
 }
 
-// eventually polls cond every 200ms for up to a minute.
-func eventually(t *testing.T, what string, cond func() (bool, string)) {
+// waitKubectl runs kubectl args against c every 200ms, for up to a minute
+// (wait.PollUntilContextTimeout), until it succeeds and prints want, and
+// otherwise fails the test with what and kubectl's last output.
+func waitKubectl(t *testing.T, c *Cluster, what, want string, args ...string) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	start := time.Now()
-	for {
-		ok, detail := cond()
-		if ok {
-			t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %s", what, detail)
-		}
-		time.Sleep(200 * time.Millisecond)
+	start, last := time.Now(), ""
+	err := wait.PollUntilContextTimeout(t.Context(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		out, err := tryKubectl(c, "", args...)
+		last = out
+		return err == nil && out == want, nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s: %s", what, last)
 	}
+	t.Logf("%s after %s", what, time.Since(start).Round(time.Millisecond))
 }
 
 // A pod template that passes the "restricted" Pod Security level, so it
@@ -215,10 +216,7 @@ func TestWorkloads(t *testing.T) {
 		t.Fatalf("deployment web: ready %s, want 1/1", ready)
 	}
 
-	eventually(t, "PVC data-db-0 Bound", func() (bool, string) {
-		phase, err := tryKubectl(c, "", "-n", "lc-test", "get", "pvc", "data-db-0", "-o", "jsonpath={.status.phase}")
-		return err == nil && phase == "Bound", phase
-	})
+	waitKubectl(t, c, "PVC data-db-0 Bound", "Bound", "-n", "lc-test", "get", "pvc", "data-db-0", "-o", "jsonpath={.status.phase}")
 	kubectl(t, c, "", "-n", "lc-test", "wait", "--for=jsonpath={.status.readyReplicas}=1", "statefulset/db", "--timeout=60s")
 
 	kubectl(t, c, "", "-n", "lc-test", "wait", "--for=condition=Complete", "job/once", "--timeout=60s")
@@ -227,10 +225,7 @@ func TestWorkloads(t *testing.T) {
 		t.Fatal("deployment web has no ReplicaSet")
 	}
 	kubectl(t, c, "", "-n", "lc-test", "delete", "deployment", "web", "--wait=true", "--timeout=60s")
-	eventually(t, "ReplicaSet and pods of web garbage-collected", func() (bool, string) {
-		out, err := tryKubectl(c, "", "-n", "lc-test", "get", "replicasets,pods", "-l", "app=web", "-o", "name")
-		return err == nil && out == "", out
-	})
+	waitKubectl(t, c, "ReplicaSet and pods of web garbage-collected", "", "-n", "lc-test", "get", "replicasets,pods", "-l", "app=web", "-o", "name")
 
 	if err := c.Alive(); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,9 @@
 // test/faults) and its benchmark (test/bench) share to drive and observe the operator on a
 // local control plane (test/localcluster):
 //
+//   - env.go starts a suite's environment once (StartEnv, in its TestMain): the local control
+//     plane in a work directory, admin clients for it, optionally the CRD and the operator
+//     binary; Close stops it and removes the work directory unless the suite failed.
 //   - audit.go reads the kube-apiserver audit log (JSON lines): AuditEvent and its
 //     predicates, ReadAuditLog to read the whole log at once, AuditLog to follow it.
 //   - metrics.go parses the Prometheus text exposition the operator serves on /metrics and
@@ -9,12 +12,13 @@
 //   - operator.go builds the operator binary and starts and watches its processes:
 //     signals, exit, HTTP endpoints, CPU and memory from /proc, the end of a log.
 //   - kubectl.go runs kubectl against a cluster and installs the Monocle CRD.
+//   - lease.go reads the operator's leader election Lease: LeaseHolder, WaitLeader.
 //   - earlier.go creates, from the captured fixture, what the earlier operator (v0.0.2) leaves
 //     for a Monocle, paused, so that a suite can hand it over to this operator.
 //   - wait.go polls until a condition holds (Poll, and Eventually for a test), on
 //     apimachinery's wait package, and holds the small steps every suite takes: NeedCluster,
 //     CreateNamespace (restricted Pod Security).
 //
-// Nothing here starts a cluster or holds a scenario's checks: what a suite asserts, and the
-// predicates only one suite needs, stay in that suite.
+// Nothing here holds a scenario's checks: what a suite asserts, and the predicates only one
+// suite needs, stay in that suite.
 package testkit
