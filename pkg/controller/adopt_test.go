@@ -222,13 +222,8 @@ func TestAdoptedServicesSwitchOnceNewPodsServe(t *testing.T) {
 	last := map[string]runtime.Object{}
 	var order []string
 	for _, a := range kubeWrites {
-		var obj runtime.Object
-		switch a := a.(type) {
-		case core.UpdateAction:
-			obj = a.GetObject()
-		case core.CreateAction:
-			obj = a.GetObject()
-		default:
+		obj := writtenObject(a)
+		if obj == nil {
 			continue
 		}
 		key := a.GetResource().Resource + "/" + obj.(metav1.Object).GetName()

@@ -186,13 +186,11 @@ func describe(actions []core.Action) []string {
 
 // actionName is the name of the object an action writes or deletes.
 func actionName(a core.Action) string {
-	switch a := a.(type) {
-	case core.CreateAction:
-		return a.GetObject().(metav1.Object).GetName()
-	case core.UpdateAction:
-		return a.GetObject().(metav1.Object).GetName()
-	case core.DeleteAction:
-		return a.GetName()
+	if d, ok := a.(core.DeleteAction); ok {
+		return d.GetName()
+	}
+	if o, ok := writtenObject(a).(metav1.Object); ok {
+		return o.GetName()
 	}
 	return ""
 }
@@ -300,14 +298,7 @@ func checkAction(t *testing.T, i int, want expectation, got core.Action) {
 	if want.object == nil {
 		return
 	}
-	var obj runtime.Object
-	switch a := got.(type) {
-	case core.CreateAction:
-		obj = a.GetObject()
-	case core.UpdateAction:
-		obj = a.GetObject()
-	}
-	checkObject(t, fmt.Sprintf("write %d, %s", i, want), want.object, obj)
+	checkObject(t, fmt.Sprintf("write %d, %s", i, want), want.object, writtenObject(got))
 }
 
 // checkObject reports got differing from want by equality.Semantic.DeepEqual, with a unified
@@ -343,18 +334,22 @@ func checkObject(t *testing.T, what string, want, got runtime.Object) {
 	t.Errorf("%s: got a %T that differs from the expected %T (- want, + got):\n%s", what, got, want, d)
 }
 
+// writtenObject is the object a create or an update action writes, or nil.
+func writtenObject(a core.Action) runtime.Object {
+	switch a := a.(type) {
+	case core.CreateAction:
+		return a.GetObject()
+	case core.UpdateAction:
+		return a.GetObject()
+	}
+	return nil
+}
+
 // written is the last object of type T named name that actions create or update, or nil.
 func written[T object](actions []core.Action, name string) T {
 	var out T
 	for _, a := range actions {
-		var obj runtime.Object
-		switch a := a.(type) {
-		case core.CreateAction:
-			obj = a.GetObject()
-		case core.UpdateAction:
-			obj = a.GetObject()
-		}
-		if o, ok := obj.(T); ok && o.GetName() == name {
+		if o, ok := writtenObject(a).(T); ok && o.GetName() == name {
 			out = o
 		}
 	}
