@@ -108,6 +108,8 @@ func hostileCases() []hostileCase {
 		hostileRejectedCreate("storageSize below 1Gi", "t-size-small", `{storageSize: 512Mi}`, "spec.storageSize", "at least 1Gi"),
 		hostileRejectedCreate("storageSize negative", "t-size-negative", `{storageSize: -5Gi}`, "spec.storageSize", "at least 1Gi"),
 		hostileRejectedCreate("storageSize in bytes", "t-size-bytes", `{storageSize: 5}`, "spec.storageSize", "at least 1Gi"),
+		hostileRejectedCreate("storageSize absurdly large", "t-size-absurd", `{storageSize: 99999999999999999999Pi}`, "spec.storageSize", "at most 64Ti"),
+		hostileRejectedCreate("storageSize above 64Ti", "t-size-65ti", `{storageSize: 65Ti}`, "spec.storageSize", "at most 64Ti"),
 		// Ranges.
 		hostileRejectedCreate("replicas above 20", "t-replicas-many", `{api: {replicas: 21}}`, "spec.api.replicas", "less than or equal to 20"),
 		hostileRejectedCreate("replicas negative", "t-replicas-negative", `{api: {replicas: -1}}`, "spec.api.replicas", "greater than or equal to 0"),

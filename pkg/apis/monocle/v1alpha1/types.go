@@ -80,10 +80,11 @@ type MonocleSpec struct {
 	StorageClassName string `json:"storageClassName,omitempty"`
 
 	// StorageSize is the size of the Elasticsearch data volume, a quantity such as "1Gi" or
-	// "20Gi", at least 1Gi. Defaults to 1Gi. It can grow (when the StorageClass allows volume
-	// expansion) but never shrink.
+	// "20Gi", from 1Gi to 64Ti (the largest single volume the major clouds offer: AWS EBS,
+	// Google Persistent Disk and Azure Ultra Disk stop at 64 TiB). Defaults to 1Gi. It can
+	// grow (when the StorageClass allows volume expansion) but never shrink.
 	// +optional
-	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0",message="storageSize must be a quantity of at least 1Gi, such as 1Gi or 20Gi"
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0 && quantity(string(self)).compareTo(quantity('64Ti')) <= 0",message="storageSize must be a quantity of at least 1Gi and at most 64Ti, such as 1Gi or 20Gi"
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
 	// Route holds the OpenShift Route settings of the earlier operator. This operator does not
