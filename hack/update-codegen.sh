@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates everything derived from pkg/apis: deepcopy functions, the typed clientset,
 # listers and informers under pkg/generated (k8s.io/code-generator's kube_codegen.sh), and the
-# CRD manifest in deploy/ with its OpenAPI schema (controller-gen). The generator versions are
+# CRD manifest in deploy/ with its OpenAPI schema (controller-gen, descriptions joined into
+# paragraphs by hack/crd-descriptions). The generator versions are
 # pinned in hack/tools/go.mod. Set OUTPUT_ROOT to generate into another tree (verify-codegen.sh).
 set -euo pipefail
 
@@ -41,5 +42,7 @@ kube::codegen::gen_client \
   pkg/apis
 
 (cd "${REPO_ROOT}/hack/tools" && GOBIN="${TOOLS_BIN}" go install sigs.k8s.io/controller-tools/cmd/controller-gen)
-"${TOOLS_BIN}/controller-gen" crd paths=./pkg/apis/... output:crd:stdout > deploy/01-crd.yaml.tmp
+# controller-gen keeps the Go comments' line breaks in the descriptions; crd-descriptions
+# joins them into paragraphs, so that kubectl explain reads well.
+"${TOOLS_BIN}/controller-gen" crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crd-descriptions > deploy/01-crd.yaml.tmp
 mv deploy/01-crd.yaml.tmp deploy/01-crd.yaml
