@@ -6,23 +6,32 @@
 # interrupted (Ctrl-C), then it is all stopped. Containers never really start under kwok.
 #
 # Usage: hack/run-local.sh [DIR]   (default _output/local; `make local` builds first)
+# MONOCLE_OPERATOR_BIN names another operator binary than bin/monocle-operator (tests).
 set -euo pipefail
 
 REPO_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
 cd "${REPO_ROOT}"
 DIR="$(mkdir -p "${1:-_output/local}" && cd "${1:-_output/local}" && pwd -P)"
-OPERATOR="${REPO_ROOT}/bin/monocle-operator"
+OPERATOR="${MONOCLE_OPERATOR_BIN:-${REPO_ROOT}/bin/monocle-operator}"
 [[ -x "${OPERATOR}" ]] || { echo "missing ${OPERATOR}: run make build" >&2; exit 1; }
 
 operator_pid=""
+# cleanup must not depend on stdout: with `make local | tee log`, Ctrl-C also ends tee, and a
+# write to the closed pipe would kill this script (SIGPIPE) or fail it (set -e) before the
+# control plane is stopped. So SIGPIPE is ignored, every message may fail, and what the stop
+# prints also goes to DIR/stop.log.
 cleanup() {
   trap - EXIT INT TERM
-  echo "Stopping the operator and the local control plane"
+  trap '' PIPE
+  set +e
+  say() { echo "$*" 2>/dev/null; echo "$*" >>"${DIR}/stop.log"; }
+  say "Stopping the operator and the local control plane"
   if [[ -n "${operator_pid}" ]]; then
-    kill -TERM "${operator_pid}" 2>/dev/null || true
-    wait "${operator_pid}" 2>/dev/null || true
+    kill -TERM "${operator_pid}" 2>/dev/null
+    wait "${operator_pid}" 2>/dev/null
   fi
-  go run ./hack/localcluster down --dir "${DIR}" || true
+  go run ./hack/localcluster down --dir "${DIR}" >>"${DIR}/stop.log" 2>&1
+  say "Stopped (log: ${DIR}/stop.log)"
 }
 trap cleanup EXIT
 trap 'cleanup; exit 0' INT TERM
