@@ -4,6 +4,15 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 BIN_DIR := bin
+# The release: stamped into the binary (pkg/version), the tag of the operator image in
+# deploy/03-operator.yaml (a test keeps the two equal) and in the release manifests.
+VERSION ?= v0.1.0
+# The commit stamped into the binary; empty outside a git checkout.
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
+VERSION_PKG := github.com/change-metrics/monocle-operator/pkg/version
+# The operator binary's linker flags: stripped, stamped with VERSION and COMMIT.
+LDFLAGS = -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Commit=$(COMMIT)
+RELEASE_DIR ?= _output/release
 LOCAL_DIR ?= _output/local
 IMAGE ?= quay.io/change-metrics/monocle-operator:dev
 # Integration tests start the local control plane; the first build of its binaries takes
@@ -16,7 +25,13 @@ all: build
 
 ## build: build the operator binary into bin/
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(BIN_DIR)/monocle-operator ./cmd/monocle-operator
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/monocle-operator ./cmd/monocle-operator
+
+## release-manifests: write $(RELEASE_DIR)/monocle-operator.yaml, the release's install file:
+## every object of deploy/ in apply order, with the operator image tagged $(VERSION)
+.PHONY: release-manifests
+release-manifests:
+	$(GO) run ./hack/release-manifests -version $(VERSION) -o $(RELEASE_DIR)/monocle-operator.yaml
 
 ## generate: regenerate deepcopy, clientset, listers, informers and the CRD
 generate:
@@ -58,9 +73,10 @@ cluster-up: control-plane
 cluster-down:
 	$(GO) run ./hack/localcluster down --dir "$(LOCAL_DIR)"
 
-## image: build the operator's container image (needs a container engine)
-image:
-	docker build -t $(IMAGE) .
+## docker-image: build the operator's image with a container engine from the Dockerfile
+## (distroless base); make image needs none
+docker-image:
+	docker build --build-arg LDFLAGS="$(LDFLAGS)" -t $(IMAGE) .
 
 clean:
 	rm -rf $(BIN_DIR) _output
@@ -83,3 +99,17 @@ test-faults: control-plane
 ## test-faults-short: the short variant of the fault-injection suite, a few minutes
 test-faults-short: control-plane
 	$(GO) test -v -count=1 -timeout $(TEST_TIMEOUT) ./test/faults/ -args -faults.report=$(CURDIR)/_output/faults-summary.md
+
+.PHONY: image docker-image
+
+IMAGE_REPO ?= quay.io/change-metrics/monocle-operator
+IMAGE_DIR ?= _output/image
+
+## image: build the operator's OCI image from scratch, without Docker or any daemon, for
+## linux/amd64 and linux/arm64 (hack/image): $(IMAGE_DIR)/layout, an OCI layout whose index
+## is tagged $(VERSION), and $(IMAGE_DIR)/monocle-operator-$(VERSION)-linux-amd64.tar for
+## docker/podman load; prints the digests. Labelled with VERSION and COMMIT, the binary
+## stamped with LDFLAGS. Reproducible: every time in it is SOURCE_DATE_EPOCH, else the last
+## commit's time, so two builds of one commit give the same digests.
+image:
+	$(GO) run ./hack/image -out "$(IMAGE_DIR)" -repo "$(IMAGE_REPO)" -version "$(VERSION)" -revision "$(COMMIT)" -ldflags "$(LDFLAGS)"

@@ -36,6 +36,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/pkg/leader"
+	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // options are the command-line flags.
@@ -73,11 +74,18 @@ func main() {
 	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
 	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
 	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
+	showVersion := flag.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 	flag.Parse()
+	info := version.Info()
+	if *showVersion {
+		fmt.Println(info.String())
+		return
+	}
 	if err := applyLogging(logConfig); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	klog.InfoS("Version", "version", info.Version, "commit", info.Commit, "goVersion", info.GoVersion, "platform", info.Platform)
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer cancel()

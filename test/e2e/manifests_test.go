@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -352,6 +353,132 @@ func TestOperatorDeployment(t *testing.T) {
 	}
 	if !podNamespace {
 		t.Error("POD_NAMESPACE does not come from the downward API (metadata.namespace)")
+	}
+}
+
+// makefileVersionPattern finds the release in the Makefile's `VERSION ?= <release>` line.
+var makefileVersionPattern = regexp.MustCompile(`(?m)^VERSION[ \t]*\?=[ \t]*(\S+)[ \t]*$`)
+
+// splitImage splits an image reference into its repository, tag and digest, each empty when
+// absent: localhost:5000/a/b:v1@sha256:x is localhost:5000/a/b, v1 and sha256:x.
+func splitImage(ref string) (repository, tag, digest string) {
+	repository, digest, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(repository, ":"); i > strings.LastIndex(repository, "/") {
+		repository, tag = repository[:i], repository[i+1:]
+	}
+	return repository, tag, digest
+}
+
+// imageRefs returns, as "path: reference", every image v names: the value of each "image"
+// key (containers, init containers, a Monocle's spec.image and its overrides), and of each
+// kustomize images entry its newName:newTag.
+func imageRefs(path string, v any) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && k == "image" {
+				out = append(out, path+"."+k+": "+s)
+				continue
+			}
+			if list, ok := e.([]any); ok && k == "images" {
+				for i, entry := range list {
+					m, _ := entry.(map[string]any)
+					name, _ := m["newName"].(string)
+					if name == "" {
+						name, _ = m["name"].(string)
+					}
+					ref := name
+					if tag, _ := m["newTag"].(string); tag != "" {
+						ref += ":" + tag
+					}
+					if digest, _ := m["digest"].(string); digest != "" {
+						ref += "@" + digest
+					}
+					out = append(out, fmt.Sprintf("%s.images[%d]: %s", path, i, ref))
+				}
+				continue
+			}
+			out = append(out, imageRefs(path+"."+k, e)...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, imageRefs(fmt.Sprintf("%s[%d]", path, i), e)...)
+		}
+	}
+	return out
+}
+
+// TestImagesPinned fails when a file under deploy/ (samples and the namespaced component
+// included) names an image by :latest or with neither tag nor digest, and when the operator
+// image's tag is not the Makefile's VERSION: deploy/ installs the release it belongs to.
+func TestImagesPinned(t *testing.T) {
+	root := repoRoot(t)
+	var refs []string
+	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Ext(path) {
+		case ".yaml", ".yml", ".json":
+		default:
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, m := range decodeAll(t, rel, bytes.NewReader(b)) {
+			refs = append(refs, imageRefs(filepath.ToSlash(rel)+" "+m.key(), m.obj.Object)...)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) == 0 {
+		t.Fatal("no image found in deploy/")
+	}
+	for _, r := range refs {
+		_, ref, _ := strings.Cut(r, ": ")
+		if _, tag, digest := splitImage(ref); tag == "latest" || (tag == "" && digest == "") {
+			t.Errorf("%s: pin a release tag or a digest, not :latest or no tag", r)
+		}
+	}
+
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := makefileVersionPattern.FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("the Makefile has no `VERSION ?= <release>` line")
+	}
+	version := string(m[1])
+	var d appsv1.Deployment
+	find(t, deployManifests(t), "Deployment", operatorNamespace, operatorName).into(t, &d)
+	for _, c := range d.Spec.Template.Spec.Containers {
+		repository, tag, _ := splitImage(c.Image)
+		if repository == "quay.io/change-metrics/monocle-operator" && tag != version {
+			t.Errorf("the operator image is %s; the Makefile's VERSION is %s: use %s:%s", c.Image, version, repository, version)
+		}
+	}
+}
+
+func TestSplitImage(t *testing.T) {
+	for ref, want := range map[string][3]string{
+		"quay.io/change-metrics/monocle-operator:v0.1.0":      {"quay.io/change-metrics/monocle-operator", "v0.1.0", ""},
+		"quay.io/change-metrics/monocle-operator":             {"quay.io/change-metrics/monocle-operator", "", ""},
+		"quay.io/change-metrics/monocle-operator@sha256:0123": {"quay.io/change-metrics/monocle-operator", "", "sha256:0123"},
+		"localhost:5000/monocle-operator":                     {"localhost:5000/monocle-operator", "", ""},
+		"localhost:5000/monocle-operator:latest@sha256:0123":  {"localhost:5000/monocle-operator", "latest", "sha256:0123"},
+		"elasticsearch:7.17.26":                               {"elasticsearch", "7.17.26", ""},
+	} {
+		repository, tag, digest := splitImage(ref)
+		if got := [3]string{repository, tag, digest}; got != want {
+			t.Errorf("splitImage(%q) = %q, want %q", ref, got, want)
+		}
 	}
 }
 

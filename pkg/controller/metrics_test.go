@@ -1,0 +1,48 @@
+package controller
+
+import (
+	"maps"
+	"testing"
+
+	"k8s.io/component-base/metrics/legacyregistry"
+
+	"github.com/change-metrics/monocle-operator/pkg/version"
+)
+
+// TestBuildInfoMetric checks that RegisterMetrics exports monocle_operator_build_info, a
+// gauge of 1 labeled with this binary's version, commit and Go version, in the registry that
+// /metrics serves.
+func TestBuildInfoMetric(t *testing.T) {
+	RegisterMetrics()
+	RegisterMetrics() // once per process: a second call must not register twice (it would panic)
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := version.Info()
+	want := map[string]string{"version": info.Version, "commit": info.Commit, "goversion": info.GoVersion}
+	for _, f := range families {
+		if f.GetName() != "monocle_operator_build_info" {
+			continue
+		}
+		if got := f.GetType().String(); got != "GAUGE" {
+			t.Errorf("monocle_operator_build_info is a %s, want a gauge", got)
+		}
+		if len(f.GetMetric()) != 1 {
+			t.Fatalf("monocle_operator_build_info has %d series, want 1", len(f.GetMetric()))
+		}
+		m := f.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if !maps.Equal(labels, want) {
+			t.Errorf("monocle_operator_build_info labels %v, want %v", labels, want)
+		}
+		if v := m.GetGauge().GetValue(); v != 1 {
+			t.Errorf("monocle_operator_build_info = %v, want 1", v)
+		}
+		return
+	}
+	t.Error("monocle_operator_build_info is not registered")
+}
