@@ -47,9 +47,11 @@ verify:
 control-plane:
 	hack/build-control-plane.sh
 
-## test-unit: unit tests (fake clientsets, golden files); no control plane
+## test-unit: unit tests (fake clientsets, golden files); no control plane. hack/image's test
+## builds the operator with -trimpath, which on an empty build cache compiles its dependencies
+## again (minutes on 2 cores): hence the longer timeout.
 test-unit:
-	$(GO) test -short -count=1 ./...
+	$(GO) test -short -count=1 -timeout 30m ./...
 
 ## test-integration: tests against a real local control plane (integration, e2e, hostile
 ## input), one package at a time: each starts its own control plane, and two at once would
