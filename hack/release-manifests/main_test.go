@@ -14,31 +14,22 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // deployDir is the repository's deploy/, from this package's directory.
 var deployDir = filepath.Join("..", "..", "deploy")
 
-// decodeUnstructured decodes every non-empty document of b as kubectl does, independently of
-// the code under test.
+// decodeUnstructured decodes every non-empty document of b as kubectl does
+// (testkit.DecodeManifests), independently of the code under test.
 func decodeUnstructured(t *testing.T, name string, b []byte) []*unstructured.Unstructured {
 	t.Helper()
-	var out []*unstructured.Unstructured
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		err := decoder.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, obj)
-		}
+	objs, err := testkit.DecodeManifests(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
+	return objs
 }
 
 func key(obj *unstructured.Unstructured) string {

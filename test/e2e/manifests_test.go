@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,10 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/change-metrics/monocle-operator/test/localcluster"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // These tests read the manifests in deploy/ and need no cluster: they run with -short too.
@@ -98,24 +97,18 @@ func deployFiles(t *testing.T) []string {
 	return files
 }
 
-// decodeAll decodes every YAML document of r.
+// decodeAll decodes every YAML document of r (testkit.DecodeManifests).
 func decodeAll(t *testing.T, name string, r io.Reader) []manifest {
 	t.Helper()
-	var out []manifest
-	decoder := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		err := decoder.Decode(&obj.Object)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if len(obj.Object) > 0 {
-			out = append(out, manifest{file: name, obj: obj})
-		}
+	objs, err := testkit.DecodeManifests(r)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
 	}
+	out := make([]manifest, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, manifest{file: name, obj: obj})
+	}
+	return out
 }
 
 // deployManifests returns every object in deploy/*.yaml.
