@@ -26,6 +26,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // DefaultRepository is the operator image's repository in deploy/.
@@ -272,13 +274,11 @@ func setImageValue(v any, repository, image string) {
 }
 
 // Repository returns ref without its tag and digest: the repository of
-// quay.io/change-metrics/monocle-operator:v0.1.0 is quay.io/change-metrics/monocle-operator.
+// quay.io/change-metrics/monocle-operator:v0.1.0 is quay.io/change-metrics/monocle-operator
+// (resources.SplitImage).
 func Repository(ref string) string {
-	ref, _, _ = strings.Cut(ref, "@")
-	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
-		ref = ref[:i]
-	}
-	return ref
+	repository, _, _ := resources.SplitImage(ref)
+	return repository
 }
 
 // name returns obj's namespace/name, or name alone.

@@ -80,14 +80,25 @@ func ElasticImage(m *monoclev1alpha1.Monocle) string {
 // quay.io/change-metrics/monocle:1.11.2), the digest for a digest reference, or "latest" when
 // it has neither, as a container runtime reads it.
 func ImageTag(image string) string {
-	if i := strings.LastIndex(image, "@"); i >= 0 {
-		return image[i+1:]
-	}
-	name := image[strings.LastIndex(image, "/")+1:]
-	if i := strings.LastIndex(name, ":"); i >= 0 {
-		return name[i+1:]
+	_, tag, digest := SplitImage(image)
+	switch {
+	case digest != "":
+		return digest
+	case tag != "":
+		return tag
 	}
 	return "latest"
+}
+
+// SplitImage splits an image reference into its repository, tag and digest, each empty when
+// absent: localhost:5000/a/b:v1@sha256:x is localhost:5000/a/b, v1 and sha256:x. A port of
+// the registry host is not a tag.
+func SplitImage(ref string) (repository, tag, digest string) {
+	repository, digest, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(repository, ":"); i > strings.LastIndex(repository, "/") {
+		repository, tag = repository[:i], repository[i+1:]
+	}
+	return repository, tag, digest
 }
 
 // Config returns the config.yaml content of m: spec.config, else DefaultConfig.

@@ -217,3 +217,19 @@ func TestUpdateIdentsJobNameFitsPodLabels(t *testing.T) {
 		t.Errorf("StatefulSet revision label: %v", errs)
 	}
 }
+
+func TestSplitImage(t *testing.T) {
+	for ref, want := range map[string][3]string{
+		"quay.io/change-metrics/monocle-operator:v0.1.0":      {"quay.io/change-metrics/monocle-operator", "v0.1.0", ""},
+		"quay.io/change-metrics/monocle-operator":             {"quay.io/change-metrics/monocle-operator", "", ""},
+		"quay.io/change-metrics/monocle-operator@sha256:0123": {"quay.io/change-metrics/monocle-operator", "", "sha256:0123"},
+		"localhost:5000/monocle-operator":                     {"localhost:5000/monocle-operator", "", ""},
+		"localhost:5000/monocle-operator:latest@sha256:0123":  {"localhost:5000/monocle-operator", "latest", "sha256:0123"},
+		"elasticsearch:7.17.26":                               {"elasticsearch", "7.17.26", ""},
+	} {
+		repository, tag, digest := SplitImage(ref)
+		if got := [3]string{repository, tag, digest}; got != want {
+			t.Errorf("SplitImage(%q) = %q, want %q", ref, got, want)
+		}
+	}
+}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/localcluster"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -352,16 +353,6 @@ func TestOperatorDeployment(t *testing.T) {
 // makefileVersionPattern finds the release in the Makefile's `VERSION ?= <release>` line.
 var makefileVersionPattern = regexp.MustCompile(`(?m)^VERSION[ \t]*\?=[ \t]*(\S+)[ \t]*$`)
 
-// splitImage splits an image reference into its repository, tag and digest, each empty when
-// absent: localhost:5000/a/b:v1@sha256:x is localhost:5000/a/b, v1 and sha256:x.
-func splitImage(ref string) (repository, tag, digest string) {
-	repository, digest, _ = strings.Cut(ref, "@")
-	if i := strings.LastIndex(repository, ":"); i > strings.LastIndex(repository, "/") {
-		repository, tag = repository[:i], repository[i+1:]
-	}
-	return repository, tag, digest
-}
-
 // imageRefs returns, as "path: reference", every image v names: the value of each "image"
 // key (containers, init containers, a Monocle's spec.image and its overrides), and of each
 // kustomize images entry its newName:newTag.
@@ -435,7 +426,7 @@ func TestImagesPinned(t *testing.T) {
 	}
 	for _, r := range refs {
 		_, ref, _ := strings.Cut(r, ": ")
-		if _, tag, digest := splitImage(ref); tag == "latest" || (tag == "" && digest == "") {
+		if _, tag, digest := resources.SplitImage(ref); tag == "latest" || (tag == "" && digest == "") {
 			t.Errorf("%s: pin a release tag or a digest, not :latest or no tag", r)
 		}
 	}
@@ -452,25 +443,9 @@ func TestImagesPinned(t *testing.T) {
 	var d appsv1.Deployment
 	find(t, deployManifests(t), "Deployment", operatorNamespace, operatorName).into(t, &d)
 	for _, c := range d.Spec.Template.Spec.Containers {
-		repository, tag, _ := splitImage(c.Image)
+		repository, tag, _ := resources.SplitImage(c.Image)
 		if repository == "quay.io/change-metrics/monocle-operator" && tag != version {
 			t.Errorf("the operator image is %s; the Makefile's VERSION is %s: use %s:%s", c.Image, version, repository, version)
-		}
-	}
-}
-
-func TestSplitImage(t *testing.T) {
-	for ref, want := range map[string][3]string{
-		"quay.io/change-metrics/monocle-operator:v0.1.0":      {"quay.io/change-metrics/monocle-operator", "v0.1.0", ""},
-		"quay.io/change-metrics/monocle-operator":             {"quay.io/change-metrics/monocle-operator", "", ""},
-		"quay.io/change-metrics/monocle-operator@sha256:0123": {"quay.io/change-metrics/monocle-operator", "", "sha256:0123"},
-		"localhost:5000/monocle-operator":                     {"localhost:5000/monocle-operator", "", ""},
-		"localhost:5000/monocle-operator:latest@sha256:0123":  {"localhost:5000/monocle-operator", "latest", "sha256:0123"},
-		"elasticsearch:7.17.26":                               {"elasticsearch", "7.17.26", ""},
-	} {
-		repository, tag, digest := splitImage(ref)
-		if got := [3]string{repository, tag, digest}; got != want {
-			t.Errorf("splitImage(%q) = %q, want %q", ref, got, want)
 		}
 	}
 }
