@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	kubeinformers "k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -19,15 +20,15 @@ import (
 // newControllers builds one controller per watched namespace (one for all namespaces when
 // --namespaces is empty), each with its own informer factories, and returns the functions
 // that start those factories.
-func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interface, monocleClient clientset.Interface, metadataClient metadata.Interface) ([]*controller.Controller, []func(<-chan struct{}), error) {
+func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interface, monocleClient clientset.Interface, metadataClient metadata.Interface, dynamicClient dynamic.Interface) ([]*controller.Controller, []func(<-chan struct{}), error) {
 	var controllers []*controller.Controller
 	var starters []func(<-chan struct{})
 	for _, ns := range splitNamespaces(o.namespaces) {
+		managedBy := func(lo *metav1.ListOptions) {
+			lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
+		}
 		kubeFactory := kubeinformers.NewSharedInformerFactoryWithOptions(kubeClient, o.resync,
-			kubeinformers.WithNamespace(ns),
-			kubeinformers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-				lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
-			}))
+			kubeinformers.WithNamespace(ns), kubeinformers.WithTweakListOptions(managedBy))
 		monocleFactory := informers.NewSharedInformerFactoryWithOptions(monocleClient, o.resync, informers.WithNamespace(ns))
 		// User Secrets carry no label of ours: their metadata only is watched, to notice a
 		// change of a referenced one; their data is read on demand.
@@ -46,7 +47,12 @@ func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interf
 			Jobs:                   kubeFactory.Batch().V1().Jobs(),
 			PodDisruptionBudgets:   kubeFactory.Policy().V1().PodDisruptionBudgets(),
 			PersistentVolumeClaims: kubeFactory.Core().V1().PersistentVolumeClaims(),
-			SecretMetadata:         metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
+			Ingresses:              kubeFactory.Networking().V1().Ingresses(),
+			Optional: controller.OptionalAPIs{
+				Dynamic: dynamicClient, Discovery: kubeClient.Discovery(), Namespace: ns,
+				Resync: o.resync, TweakListOptions: managedBy, DiscoveryInterval: o.discovery,
+			},
+			SecretMetadata: metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
 		}, queueName)
 		if err != nil {
 			return nil, nil, err

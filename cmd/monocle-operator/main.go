@@ -19,6 +19,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -55,6 +56,7 @@ type options struct {
 	leaseDuration time.Duration
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
+	discovery     time.Duration
 }
 
 func main() {
@@ -74,6 +76,7 @@ func main() {
 	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
 	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
 	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
+	flag.DurationVar(&o.discovery, "api-discovery-interval", time.Minute, "How often the operator asks the API server which optional APIs it serves (Gateway API, OpenShift Routes), so that a CRD installed later is used.")
 	showVersion := flag.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 	flag.Parse()
 	info := version.Info()
@@ -133,7 +136,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("building the metadata client: %w", err)
 	}
-	controllers, starters, err := newControllers(ctx, o, kubeClient, monocleClient, metadataClient)
+	dynamicClient, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("building the dynamic client: %w", err)
+	}
+	controllers, starters, err := newControllers(ctx, o, kubeClient, monocleClient, metadataClient, dynamicClient)
 	if err != nil {
 		return err
 	}

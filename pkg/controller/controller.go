@@ -15,13 +15,16 @@ import (
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	batchinformers "k8s.io/client-go/informers/batch/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -39,6 +42,7 @@ import (
 	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
 	monocleinformers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
 	listers "github.com/change-metrics/monocle-operator/pkg/generated/listers/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // ControllerName is the event source and field manager of the operator.
@@ -67,6 +71,7 @@ type Controller struct {
 	pdbsSynced         cache.InformerSynced
 	pvcsLister         corelisters.PersistentVolumeClaimLister
 	pvcsSynced         cache.InformerSynced
+	ingressesSynced    cache.InformerSynced
 	// secretMetadataLister holds the metadata of every Secret: enough to notice a change of
 	// a user Secret named by spec.secretRef without caching any Secret's data.
 	secretMetadataLister cache.GenericLister
@@ -86,6 +91,11 @@ type Controller struct {
 	deployments    kindClient[*appsv1.Deployment]
 	statefulSets   kindClient[*appsv1.StatefulSet]
 	pdbs           kindClient[*policyv1.PodDisruptionBudget]
+	ingresses      kindClient[*networkingv1.Ingress]
+	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not.
+	optional *optionalKinds
+	// ownedHandler is the event handler of every owned kind's informer.
+	ownedHandler cache.ResourceEventHandler
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.
@@ -116,6 +126,10 @@ type Informers struct {
 	Jobs                   batchinformers.JobInformer
 	PodDisruptionBudgets   policyinformers.PodDisruptionBudgetInformer
 	PersistentVolumeClaims coreinformers.PersistentVolumeClaimInformer
+	Ingresses              networkinginformers.IngressInformer
+	// Optional serves the owned kinds of optional APIs (Gateway API HTTPRoutes, OpenShift
+	// Routes); with a nil Dynamic client, those APIs count as not served.
+	Optional OptionalAPIs
 	// SecretMetadata is a metadata-only informer of Secrets (all of them, not only the
 	// operator's), from k8s.io/client-go/metadata/metadatainformer.
 	SecretMetadata informers.GenericInformer
@@ -134,26 +148,31 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 	recorder := broadcaster.NewRecorder(monoclescheme.Scheme, corev1.EventSource{Component: ControllerName})
 
 	c := &Controller{
-		kubeclientset:        kubeclientset,
-		monocleclientset:     monocleclientset,
-		monoclesLister:       inf.Monocles.Lister(),
-		monoclesSynced:       inf.Monocles.Informer().HasSynced,
-		secretsLister:        inf.Secrets.Lister(),
-		secretsSynced:        inf.Secrets.Informer().HasSynced,
-		configMapsLister:     inf.ConfigMaps.Lister(),
-		configMapsSynced:     inf.ConfigMaps.Informer().HasSynced,
-		servicesLister:       inf.Services.Lister(),
-		servicesSynced:       inf.Services.Informer().HasSynced,
-		deploymentsLister:    inf.Deployments.Lister(),
-		deploymentsSynced:    inf.Deployments.Informer().HasSynced,
-		statefulSetsLister:   inf.StatefulSets.Lister(),
-		statefulSetsSynced:   inf.StatefulSets.Informer().HasSynced,
-		jobsLister:           inf.Jobs.Lister(),
-		jobsSynced:           inf.Jobs.Informer().HasSynced,
-		pdbsLister:           inf.PodDisruptionBudgets.Lister(),
-		pdbsSynced:           inf.PodDisruptionBudgets.Informer().HasSynced,
-		pvcsLister:           inf.PersistentVolumeClaims.Lister(),
-		pvcsSynced:           inf.PersistentVolumeClaims.Informer().HasSynced,
+		kubeclientset:      kubeclientset,
+		monocleclientset:   monocleclientset,
+		monoclesLister:     inf.Monocles.Lister(),
+		monoclesSynced:     inf.Monocles.Informer().HasSynced,
+		secretsLister:      inf.Secrets.Lister(),
+		secretsSynced:      inf.Secrets.Informer().HasSynced,
+		configMapsLister:   inf.ConfigMaps.Lister(),
+		configMapsSynced:   inf.ConfigMaps.Informer().HasSynced,
+		servicesLister:     inf.Services.Lister(),
+		servicesSynced:     inf.Services.Informer().HasSynced,
+		deploymentsLister:  inf.Deployments.Lister(),
+		deploymentsSynced:  inf.Deployments.Informer().HasSynced,
+		statefulSetsLister: inf.StatefulSets.Lister(),
+		statefulSetsSynced: inf.StatefulSets.Informer().HasSynced,
+		jobsLister:         inf.Jobs.Lister(),
+		jobsSynced:         inf.Jobs.Informer().HasSynced,
+		pdbsLister:         inf.PodDisruptionBudgets.Lister(),
+		pdbsSynced:         inf.PodDisruptionBudgets.Informer().HasSynced,
+		pvcsLister:         inf.PersistentVolumeClaims.Lister(),
+		pvcsSynced:         inf.PersistentVolumeClaims.Informer().HasSynced,
+		ingressesSynced:    inf.Ingresses.Informer().HasSynced,
+		optional: newOptionalKinds(inf.Optional, map[schema.GroupVersionResource]string{
+			resources.HTTPRouteResource: "HTTPRoute",
+			resources.RouteResource:     "Route",
+		}),
 		secretMetadataLister: inf.SecretMetadata.Lister(),
 		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,
 		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
@@ -168,6 +187,8 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		random:             rand.Reader,
 	}
 	c.newKindClients()
+	c.ingresses = newKindClient("Ingress", indexerGetter[*networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
+		func(ns string) typedClient[*networkingv1.Ingress] { return kubeclientset.NetworkingV1().Ingresses(ns) })
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle secretRef index: %w", err)
@@ -189,6 +210,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		UpdateFunc: c.handleObjectUpdate,
 		DeleteFunc: c.handleObject,
 	}
+	c.ownedHandler = ownedHandler
 	for name, informer := range map[string]cache.SharedIndexInformer{
 		"Secret":                inf.Secrets.Informer(),
 		"ConfigMap":             inf.ConfigMaps.Informer(),
@@ -198,6 +220,7 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		"Job":                   inf.Jobs.Informer(),
 		"PodDisruptionBudget":   inf.PodDisruptionBudgets.Informer(),
 		"PersistentVolumeClaim": inf.PersistentVolumeClaims.Informer(),
+		"Ingress":               inf.Ingresses.Informer(),
 	} {
 		if _, err := informer.AddEventHandler(ownedHandler); err != nil {
 			return nil, fmt.Errorf("adding %s event handler: %w", name, err)
@@ -228,6 +251,12 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.queue.ShutDown()
 	logger := klog.FromContext(ctx)
 
+	if c.optional.apis.Dynamic != nil && c.optional.apis.Discovery != nil {
+		// The optional APIs served now are watched before the first sync; those that appear
+		// later are picked up by the periodic discovery, which syncs every Monocle again.
+		c.optional.refresh(ctx, c.ownedHandler, func() {})
+		go c.optional.run(ctx, c.ownedHandler, c.enqueueAll)
+	}
 	logger.Info("Waiting for informer caches to sync")
 	if ok := cache.WaitForCacheSync(ctx.Done(), c.HasSynced); !ok {
 		return errors.New("failed to wait for caches to sync")
@@ -257,6 +286,7 @@ func (c *Controller) HasSynced() bool {
 		c.monoclesSynced, c.secretsSynced, c.configMapsSynced,
 		c.servicesSynced, c.deploymentsSynced, c.statefulSetsSynced,
 		c.jobsSynced, c.pdbsSynced, c.pvcsSynced, c.secretMetadataSynced,
+		c.ingressesSynced, c.optional.hasSynced,
 	} {
 		if !synced() {
 			return false
@@ -343,6 +373,13 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	logger.Error(err, "Error syncing Monocle, requeuing", "retries", c.queue.NumRequeues(key))
 	c.queue.AddRateLimited(key)
 	return true
+}
+
+// enqueueAll adds every Monocle in the cache to the queue.
+func (c *Controller) enqueueAll() {
+	for _, obj := range c.monocleIndexer.List() {
+		c.enqueueMonocle(obj)
+	}
 }
 
 // monocleFor returns the Monocle in namespace ns named name, or nil when the cache has none.

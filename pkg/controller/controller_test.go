@@ -11,13 +11,16 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubeinformers "k8s.io/client-go/informers"
 	k8sfake "k8s.io/client-go/kubernetes/fake"
 	kubescheme "k8s.io/client-go/kubernetes/scheme"
@@ -51,6 +54,11 @@ type fixture struct {
 	uncached []runtime.Object
 	// userSecrets are Secrets the user made: in the API server and the metadata cache only.
 	userSecrets []*corev1.Secret
+	// served are the optional APIs discovery finds; dynamicObjects are their objects, in the
+	// dynamic client (the informers list them from there).
+	served         []schema.GroupVersionResource
+	dynamicObjects []runtime.Object
+	dynamic        *dynamicfake.FakeDynamicClient
 
 	// controller is the last one newController built.
 	controller *Controller
@@ -79,6 +87,16 @@ func (f *fixture) newController() *Controller {
 		all = append(all, s)
 	}
 	f.kubeclient = k8sfake.NewClientset(all...)
+	f.dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		resources.HTTPRouteResource: "HTTPRouteList",
+		resources.RouteResource:     "RouteList",
+	}, f.dynamicObjects...)
+	for _, r := range f.served {
+		f.kubeclient.Resources = append(f.kubeclient.Resources, &metav1.APIResourceList{
+			GroupVersion: r.GroupVersion().String(),
+			APIResources: []metav1.APIResource{{Name: r.Resource, Namespaced: true}},
+		})
+	}
 	i := informers.NewSharedInformerFactory(f.client, 0)
 	k := kubeinformers.NewSharedInformerFactory(f.kubeclient, 0)
 	scheme := runtime.NewScheme()
@@ -97,6 +115,8 @@ func (f *fixture) newController() *Controller {
 		Jobs:                   k.Batch().V1().Jobs(),
 		PodDisruptionBudgets:   k.Policy().V1().PodDisruptionBudgets(),
 		PersistentVolumeClaims: k.Core().V1().PersistentVolumeClaims(),
+		Ingresses:              k.Networking().V1().Ingresses(),
+		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
 	}, "test")
 	if err != nil {
@@ -127,6 +147,8 @@ func (f *fixture) newController() *Controller {
 			indexer = k.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
 		case *corev1.PersistentVolumeClaim:
 			indexer = k.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+		case *networkingv1.Ingress:
+			indexer = k.Networking().V1().Ingresses().Informer().GetIndexer()
 		default:
 			f.t.Fatalf("unexpected seeded object %T", obj)
 		}
@@ -136,6 +158,9 @@ func (f *fixture) newController() *Controller {
 		mustAdd(f.t, secretMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: s.ObjectMeta})
 	}
+	c.optional.refresh(ctx, c.ownedHandler, func() {})
+	f.dynamic.ClearActions()
+	f.kubeclient.ClearActions() // discovery
 	f.controller = c
 	return c
 }
@@ -486,6 +511,8 @@ func TestCreatesAllObjects(t *testing.T) {
 			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, ReasonSecretsPresent,
 				"Secret demo-api holds every token variable config.yaml names"),
 			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
+			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, ReasonNotExposed,
+				"No ingress, httpRoute or route is set: the web UI is reachable in the cluster at http://demo-api.default.svc:8080, or from your machine with kubectl port-forward -n default service/demo-api 8090:8080"),
 			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
 			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
 		},

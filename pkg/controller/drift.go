@@ -9,6 +9,7 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -207,4 +208,81 @@ func join(path, name string) string {
 		return name
 	}
 	return path + "." + name
+}
+
+// The rule for the kinds the operator handles as unstructured objects (those of optional APIs,
+// such as OpenShift's Route, whose Go types it does not import), where every struct is a JSON
+// object: each key desired sets is owned at any depth and the keys others set are kept, arrays
+// are owned whole (same length, elements compared by the rule, replaced whole), scalars must be
+// equal (integers as int64, as the API machinery decodes them). metadata (see metadataDrifted)
+// and status are outside it.
+
+// unstructuredDiffers reports whether live differs from desired in a field desired sets.
+func unstructuredDiffers(desired, live *unstructured.Unstructured) bool {
+	for k, d := range desired.Object {
+		if k == "metadata" || k == "status" || k == "apiVersion" || k == "kind" {
+			continue
+		}
+		l, ok := live.Object[k]
+		if !ok || jsonDiffers(d, l) {
+			return true
+		}
+	}
+	return false
+}
+
+func jsonDiffers(d, l any) bool {
+	switch d := d.(type) {
+	case map[string]any:
+		lm, ok := l.(map[string]any)
+		if !ok {
+			return true
+		}
+		for k, dv := range d {
+			lv, ok := lm[k]
+			if !ok || jsonDiffers(dv, lv) {
+				return true
+			}
+		}
+		return false
+	case []any:
+		ls, ok := l.([]any)
+		if !ok || len(ls) != len(d) {
+			return true
+		}
+		for i := range d {
+			if jsonDiffers(d[i], ls[i]) {
+				return true
+			}
+		}
+		return false
+	default:
+		return !reflect.DeepEqual(d, l)
+	}
+}
+
+// mergeUnstructured returns a copy of live with every field desired sets written by the rule
+// above; live is not changed.
+func mergeUnstructured(desired, live *unstructured.Unstructured) *unstructured.Unstructured {
+	out := live.DeepCopy()
+	from := desired.DeepCopy()
+	for k, d := range from.Object {
+		if k == "metadata" || k == "status" {
+			continue
+		}
+		out.Object[k] = mergeJSON(d, out.Object[k])
+	}
+	return out
+}
+
+func mergeJSON(d, l any) any {
+	dm, ok := d.(map[string]any)
+	lm, lok := l.(map[string]any)
+	if !ok || !lok {
+		return d
+	}
+	for k, dv := range dm {
+		lm[k] = mergeJSON(dv, lm[k])
+	}
+	return lm
 }

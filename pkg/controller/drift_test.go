@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -32,6 +33,9 @@ func builtObjects(t *testing.T) map[string]struct {
 	full.Spec.API = monoclev1alpha1.APISpec{Replicas: ptr.To[int32](3), Title: "Changes",
 		Resources: &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}}
 	full.Spec.Elasticsearch.JavaOpts = "-Xms1g -Xmx1g"
+	full.Spec.Ingress = &monoclev1alpha1.IngressSpec{Host: "monocle.example.com", ClassName: "nginx",
+		TLS:         &monoclev1alpha1.IngressTLS{IssuerRef: &monoclev1alpha1.IssuerReference{Name: "letsencrypt"}},
+		Annotations: map[string]string{"nginx.ingress.kubernetes.io/proxy-body-size": "8m"}}
 	keys := map[string][]byte{resources.CrawlersAPIKeyKey: []byte("k1"), resources.JWKGenKeyKey: []byte("k2")}
 	in := resources.Inputs{ConfigHash: "c0ffee", SecretHash: "5ec2e7"}
 
@@ -52,6 +56,9 @@ func builtObjects(t *testing.T) map[string]struct {
 		add(m.Name+" crawler Deployment", resources.NewCrawlerDeployment(m, in), erase(func(c *Controller) kindClient[*appsv1.Deployment] { return c.deployments }))
 		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume), erase(func(c *Controller) kindClient[*appsv1.StatefulSet] { return c.statefulSets }))
 		add(m.Name+" PodDisruptionBudget", resources.NewAPIPodDisruptionBudget(m), erase(func(c *Controller) kindClient[*policyv1.PodDisruptionBudget] { return c.pdbs }))
+		if m.Spec.Ingress != nil {
+			add(m.Name+" Ingress", resources.NewAPIIngress(m), erase(func(c *Controller) kindClient[*networkingv1.Ingress] { return c.ingresses }))
+		}
 	}
 	return out
 }

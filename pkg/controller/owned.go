@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -30,11 +31,13 @@ type object interface {
 // get reads the lister cache; read asks the API server, for the rare object the filtered
 // cache cannot see.
 type kindClient[T object] struct {
-	kind    string
-	get     func(namespace, name string) (T, error)
-	read    func(ctx context.Context, namespace, name string) (T, error)
-	create  func(ctx context.Context, obj T) (T, error)
-	update  func(ctx context.Context, obj T) (T, error)
+	kind   string
+	get    func(namespace, name string) (T, error)
+	read   func(ctx context.Context, namespace, name string) (T, error)
+	create func(ctx context.Context, obj T) (T, error)
+	update func(ctx context.Context, obj T) (T, error)
+	// remove deletes the object with the given preconditions.
+	remove  func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
 	drifted func(desired, live T) bool
 	merge   func(desired, live T) T
 }
@@ -95,6 +98,28 @@ func ensure[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Mon
 	return updated, nil
 }
 
+// deleteOwned deletes the object name of kind k when m controls it, with the cached UID and
+// resourceVersion as preconditions (an object replaced or changed since is left for the next
+// sync), and records a Deleted event saying why. A missing object, or one m does not control,
+// is left alone.
+func deleteOwned[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Monocle, k kindClient[T], name, why string) error {
+	live, err := k.get(m.Namespace, name)
+	if apierrors.IsNotFound(err) || (err == nil && !isControlledBy(live, m)) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s %s from the cache: %w", k.kind, name, err)
+	}
+	uid, version := live.GetUID(), live.GetResourceVersion()
+	precondition := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}}
+	if err := k.remove(ctx, m.Namespace, name, precondition); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting %s %s: %w", k.kind, name, err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted object", "kind", k.kind, "object", klog.KObj(live))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonDeleted, "Deleted %s %s: %s", k.kind, name, why)
+	return nil
+}
+
 // nameConflict records a Warning event for an object the Monocle needs but does not control,
 // and returns the *conflictError that the status reports.
 func (c *Controller) nameConflict(m *monoclev1alpha1.Monocle, kind, name string) error {
@@ -103,19 +128,26 @@ func (c *Controller) nameConflict(m *monoclev1alpha1.Monocle, kind, name string)
 	return &conflictError{kind: kind, name: name}
 }
 
-// metadataDrifted reports whether live lacks one of desired's labels or carries another spec
-// hash. Labels and annotations others add are not ours and are kept.
+// metadataDrifted reports whether live lacks one of desired's labels or annotations (the
+// spec hash among them). Labels and annotations others add are not ours and are kept.
 func metadataDrifted(desired, live metav1.Object) bool {
-	return !isSubset(desired.GetLabels(), live.GetLabels()) ||
-		desired.GetAnnotations()[resources.SpecHashAnnotation] != live.GetAnnotations()[resources.SpecHashAnnotation]
+	return !isSubset(desired.GetLabels(), live.GetLabels()) || !isSubset(desired.GetAnnotations(), live.GetAnnotations())
 }
 
-// mergeMetadata writes desired's labels and spec hash into out, keeping the others.
+// mergeMetadata writes desired's labels and annotations into out, keeping the others' but
+// dropping the operator's own annotations desired no longer has.
 func mergeMetadata(desired, out metav1.Object) {
 	out.SetLabels(union(out.GetLabels(), desired.GetLabels()))
-	if hash, ok := desired.GetAnnotations()[resources.SpecHashAnnotation]; ok {
-		out.SetAnnotations(union(out.GetAnnotations(), map[string]string{resources.SpecHashAnnotation: hash}))
+	annotations := map[string]string{}
+	for k, v := range out.GetAnnotations() {
+		if _, ours := desired.GetAnnotations()[k]; ours || !strings.HasPrefix(k, resources.AnnotationPrefix) {
+			annotations[k] = v
+		}
 	}
+	if len(annotations) == 0 && len(desired.GetAnnotations()) == 0 {
+		return
+	}
+	out.SetAnnotations(union(annotations, desired.GetAnnotations()))
 }
 
 func isSubset(sub, set map[string]string) bool {
@@ -145,6 +177,7 @@ type typedClient[T object] interface {
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
 // newKindClient returns the kindClient of one owned kind: get reads its lister, client(ns)
@@ -166,6 +199,9 @@ func newKindClient[T object](kind string, get func(ns, name string) (T, error), 
 		},
 		update: func(ctx context.Context, o T) (T, error) {
 			return client(o.GetNamespace()).Update(ctx, o, metav1.UpdateOptions{FieldManager: ControllerName})
+		},
+		remove: func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
+			return client(ns).Delete(ctx, name, opts)
 		},
 		drifted: func(desired, live T) bool { return ownedDiffers(desired, live, skip) },
 		merge:   func(desired, live T) T { return mergeOwned(desired, live, skip) },

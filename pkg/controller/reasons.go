@@ -105,6 +105,23 @@ const (
 	ReasonNotPaused = "NotPaused"
 )
 
+// Reasons of the Exposed condition.
+const (
+	// ReasonExposed: every exposure spec.ingress, spec.httpRoute and spec.route ask for exists;
+	// the message gives the URL and the objects (True).
+	ReasonExposed = "Exposed"
+	// ReasonNotExposed: no exposure is asked for; the message says how to reach the web UI
+	// (False).
+	ReasonNotExposed = "NotExposed"
+	// ReasonAPINotServed: an exposure needs an API the cluster does not serve (the Gateway
+	// API, OpenShift Routes); the message names it, and the rest of the Monocle runs (False).
+	// Also a Warning event.
+	ReasonAPINotServed = "APINotServed"
+	// ReasonExposureFailed: writing an exposure object failed; the message carries the error
+	// (False; Degraded says SyncFailed).
+	ReasonExposureFailed = "ExposureFailed"
+)
+
 // Reasons of the Adopted condition and event.
 const (
 	// ReasonAdoptedEarlierOperator: the Monocle's Elasticsearch runs in the StatefulSet the

@@ -46,7 +46,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
 	for _, cond := range obs.conditions {
 		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
-		if blocking[cond.Reason] && cond.Status == metav1.ConditionFalse && (was == nil || was.Reason != cond.Reason) {
+		if (blocking[cond.Reason] || cond.Reason == ReasonAPINotServed) && cond.Status == metav1.ConditionFalse && (was == nil || was.Reason != cond.Reason) {
 			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
 		}
 	}
@@ -76,7 +76,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monoclev1alpha1.MonocleStatus {
 	status := *m.Status.DeepCopy()
 	status.ObservedGeneration = m.Generation
-	status.URL = resources.PublicURL(m)
+	status.URL = statusURL(m, obs.assignedURL)
 	if obs.configHash != "" {
 		status.ConfigHash = obs.configHash
 	}

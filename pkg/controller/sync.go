@@ -33,8 +33,10 @@ type observed struct {
 	configSource monoclev1alpha1.ConfigSource
 	// updateIdents is the last update-idents Job.
 	updateIdents *monoclev1alpha1.MaintenanceJobStatus
+	// assignedURL is https://<host> of a Route whose host the OpenShift router assigned.
+	assignedURL string
 	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
-	// IdentsUpdated, Paused, Adopted).
+	// IdentsUpdated, Exposed, Paused, Adopted).
 	conditions []metav1.Condition
 }
 
@@ -145,6 +147,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.api, obs.crawler = c.observeDeployments(m)
 	}
 	keep(c.ensureAPIDisruptionBudget(ctx, m))
+	exposed, exposeErrs := c.ensureExposure(ctx, m)
+	for _, err := range exposeErrs {
+		keep(err)
+	}
+	obs.conditions = append(obs.conditions, exposed.condition)
+	obs.assignedURL = exposed.assignedURL
 
 	obs.updateIdents = m.Status.UpdateIdents
 	if cfg.valid && configReady {
@@ -281,21 +289,7 @@ func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1
 		_, err := ensure(ctx, c, m, c.pdbs, resources.NewAPIPodDisruptionBudget(m))
 		return err
 	}
-	name := resources.APIName(m)
-	live, err := c.pdbsLister.PodDisruptionBudgets(m.Namespace).Get(name)
-	if apierrors.IsNotFound(err) || (err == nil && !isControlledBy(live, m)) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading PodDisruptionBudget %s from the cache: %w", name, err)
-	}
-	precondition := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &live.UID, ResourceVersion: &live.ResourceVersion}}
-	if err := c.kubeclientset.PolicyV1().PodDisruptionBudgets(m.Namespace).Delete(ctx, name, precondition); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting PodDisruptionBudget %s: %w", name, err)
-	}
-	klog.FromContext(ctx).V(2).Info("Deleted object", "kind", "PodDisruptionBudget", "object", klog.KObj(live))
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonDeleted, "Deleted PodDisruptionBudget %s: the API runs one replica", name)
-	return nil
+	return deleteOwned(ctx, c, m, c.pdbs, resources.APIName(m), "the API runs one replica")
 }
 
 // problems sorts the errors of one sync.

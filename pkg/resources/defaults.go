@@ -126,17 +126,16 @@ func StorageSize(m *monoclev1alpha1.Monocle) resource.Quantity {
 	return resource.MustParse(DefaultStorageSize)
 }
 
-// PublicURL is the external URL of the web UI: spec.publicURL, else https://<route.host>,
-// else the API Service's in-cluster URL.
+// PublicURL is the external URL of the web UI: spec.publicURL, else the first exposure's
+// (ExposedURL), else the API Service's in-cluster URL.
 func PublicURL(m *monoclev1alpha1.Monocle) string {
-	switch {
-	case m.Spec.PublicURL != "":
+	if m.Spec.PublicURL != "" {
 		return m.Spec.PublicURL
-	case m.Spec.Route != nil && m.Spec.Route.Host != "":
-		return "https://" + m.Spec.Route.Host
-	default:
-		return fmt.Sprintf("http://%s.%s.svc:%d", APIName(m), m.Namespace, APIPort)
 	}
+	if u := ExposedURL(m); u != "" {
+		return u
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d", APIName(m), m.Namespace, APIPort)
 }
 
 // ElasticURL is the in-cluster URL of the Monocle's Elasticsearch (MONOCLE_ELASTIC_URL).

@@ -47,6 +47,14 @@ var operatorRules = []string{
 	"policy/poddisruptionbudgets get", "policy/poddisruptionbudgets list", "policy/poddisruptionbudgets watch",
 	"policy/poddisruptionbudgets create", "policy/poddisruptionbudgets update", "policy/poddisruptionbudgets delete",
 	"storage.k8s.io/storageclasses get",
+	"networking.k8s.io/ingresses get", "networking.k8s.io/ingresses list", "networking.k8s.io/ingresses watch",
+	"networking.k8s.io/ingresses create", "networking.k8s.io/ingresses update", "networking.k8s.io/ingresses delete",
+	"gateway.networking.k8s.io/httproutes get", "gateway.networking.k8s.io/httproutes list",
+	"gateway.networking.k8s.io/httproutes watch", "gateway.networking.k8s.io/httproutes create",
+	"gateway.networking.k8s.io/httproutes update", "gateway.networking.k8s.io/httproutes delete",
+	"route.openshift.io/routes get", "route.openshift.io/routes list", "route.openshift.io/routes watch",
+	"route.openshift.io/routes create", "route.openshift.io/routes update", "route.openshift.io/routes delete",
+	"route.openshift.io/routes/custom-host create",
 }
 
 // manifest is one object of a file in deploy/.

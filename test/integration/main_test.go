@@ -48,7 +48,8 @@ func setUp(m *testing.M) (int, error) {
 	op, err := testkit.Start(testkit.StartOptions{
 		Name: "operator", Path: e.OperatorBin, LogPath: env.operatorLog,
 		Args: []string{"--kubeconfig", e.Kubeconfig, "--http-address", "127.0.0.1:0",
-			"--leader-election-namespace", "default", "--workers", "4", "-v", "2"},
+			"--leader-election-namespace", "default", "--workers", "4", "-v", "2",
+			"--api-discovery-interval", "1s"},
 	})
 	if err != nil {
 		return 0, err

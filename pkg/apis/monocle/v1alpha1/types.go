@@ -53,9 +53,10 @@ type Monocle struct {
 // keep their meaning.
 type MonocleSpec struct {
 	// PublicURL is the external URL users reach the web UI and API at, given to the API as
-	// MONOCLE_PUBLIC_URL (used by the web app and for OIDC redirects). Defaults to
-	// https://<route.host> when route.host is set, else to the API Service's in-cluster URL
-	// http://<name>-api.<namespace>.svc:8080.
+	// MONOCLE_PUBLIC_URL (used by the web app and for OIDC redirects). Defaults to the first
+	// exposure's host: https://<ingress.host> (http:// when the Ingress has no tls),
+	// https://<httpRoute.hostnames[0]>, https://<route.host>; without one, to the API
+	// Service's in-cluster URL http://<name>-api.<namespace>.svc:8080.
 	// Must be an absolute http:// or https:// URL without whitespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
@@ -87,8 +88,24 @@ type MonocleSpec struct {
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0 && quantity(string(self)).compareTo(quantity('64Ti')) <= 0",message="storageSize must be a quantity of at least 1Gi and at most 64Ti, such as 1Gi or 20Gi"
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
 
-	// Route holds the OpenShift Route settings of the earlier operator. This operator does not
-	// create Routes; route.host still sets the default publicURL (https://<host>).
+	// Ingress exposes the web UI and API outside the cluster through a networking.k8s.io/v1
+	// Ingress "<name>-api" to the API Service: host, IngressClass, TLS (a Secret, optionally
+	// filled by cert-manager) and annotations for the Ingress controller.
+	// +optional
+	Ingress *IngressSpec `json:"ingress,omitempty"`
+
+	// HTTPRoute exposes the web UI and API through a Gateway API HTTPRoute "<name>-api"
+	// (gateway.networking.k8s.io/v1) attached to the Gateways in parentRefs. When the
+	// cluster does not serve the Gateway API, the Exposed condition says so and the rest of
+	// the Monocle runs.
+	// +optional
+	HTTPRoute *HTTPRouteSpec `json:"httpRoute,omitempty"`
+
+	// Route exposes the web UI and API through an OpenShift Route "<name>-api-route"
+	// (route.openshift.io/v1) with edge TLS, as the earlier operator did: host is the Route's
+	// host (empty lets the OpenShift router assign one) and labels go on the Route. When the
+	// cluster does not serve Routes, the Exposed condition says so and the rest of the
+	// Monocle runs.
 	// +optional
 	Route *RouteSpec `json:"route,omitempty"`
 
@@ -123,18 +140,110 @@ type MonocleSpec struct {
 	Elasticsearch ElasticsearchSpec `json:"elasticsearch,omitempty"`
 }
 
-// RouteSpec is the earlier operator's OpenShift Route: the host it exposed the API at and
-// labels it put on the Route.
+// RouteSpec is an OpenShift Route, with the fields of the earlier operator's: the host it
+// exposes the API at and labels put on the Route.
 type RouteSpec struct {
-	// Host is the DNS name the Monocle web UI is reached at, in lowercase.
+	// Host is the DNS name the Monocle web UI is reached at, in lowercase. Empty lets the
+	// OpenShift router assign a host, which status.url then shows.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Host string `json:"host,omitempty"`
-	// Labels were put on the Route object. They are kept for compatibility and not used.
+	// Labels are put on the Route, for example to pick the router shard that admits it.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=64
 	Labels map[string]string `json:"labels,omitempty"`
+}
+
+// IngressSpec is the Ingress that exposes the API Service's port 8080 at host, path "/".
+type IngressSpec struct {
+	// Host is the DNS name the web UI is reached at, in lowercase, without a wildcard.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Host string `json:"host"`
+	// ClassName is the IngressClass that serves the Ingress (spec.ingressClassName). Empty
+	// means the cluster's default IngressClass.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ClassName string `json:"className,omitempty"`
+	// TLS serves the host over HTTPS with the certificate of a kubernetes.io/tls Secret. Unset
+	// means plain HTTP (and a default publicURL of http://<host>).
+	// +optional
+	TLS *IngressTLS `json:"tls,omitempty"`
+	// Annotations are put on the Ingress, for the Ingress controller (such as
+	// nginx.ingress.kubernetes.io/proxy-body-size). Annotations removed here are not removed
+	// from the Ingress: delete them there too.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=64
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// IngressTLS is the certificate of an Ingress host.
+type IngressTLS struct {
+	// SecretName names the kubernetes.io/tls Secret holding the certificate and key, in the
+	// Monocle's namespace. Defaults to "<name>-api-tls". The operator never writes it: the
+	// user, or cert-manager when issuerRef is set, fills it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SecretName string `json:"secretName,omitempty"`
+	// IssuerRef names a cert-manager Issuer or ClusterIssuer: the Ingress then carries
+	// cert-manager's annotation (cert-manager.io/issuer or cert-manager.io/cluster-issuer),
+	// and cert-manager's ingress-shim issues the certificate into secretName.
+	// +optional
+	IssuerRef *IssuerReference `json:"issuerRef,omitempty"`
+}
+
+// IssuerReference names a cert-manager issuer (cert-manager.io/v1).
+type IssuerReference struct {
+	// Name is the Issuer's or ClusterIssuer's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Kind is Issuer (in the Monocle's namespace) or ClusterIssuer. Defaults to ClusterIssuer.
+	// +optional
+	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
+	Kind string `json:"kind,omitempty"`
+}
+
+// HTTPRouteSpec is the Gateway API HTTPRoute that sends the hostnames' traffic, path "/", to
+// the API Service's port 8080.
+type HTTPRouteSpec struct {
+	// ParentRefs are the Gateways (or listeners of them, by sectionName) the route attaches
+	// to. A Gateway in another namespace must allow routes from this one.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	ParentRefs []ParentReference `json:"parentRefs"`
+	// Hostnames are the host names the route answers, in lowercase; a leading "*." matches
+	// one label. Empty means the Gateway listener's. The first one without a wildcard gives
+	// the default publicURL (https://<hostname>: set publicURL when the listener serves
+	// plain HTTP).
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(\*\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Hostnames []string `json:"hostnames,omitempty"`
+}
+
+// ParentReference names a Gateway (gateway.networking.k8s.io/v1) an HTTPRoute attaches to.
+type ParentReference struct {
+	// Name is the Gateway's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace is the Gateway's namespace. Defaults to the Monocle's.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespace string `json:"namespace,omitempty"`
+	// SectionName is the name of one listener of the Gateway. Empty means every listener
+	// that admits the route.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	SectionName string `json:"sectionName,omitempty"`
 }
 
 // SecretReference names a Secret in the Monocle's own namespace.
@@ -219,7 +328,8 @@ type MonocleStatus struct {
 	// Version is the Monocle version the API runs: the tag of its image.
 	// +optional
 	Version string `json:"version,omitempty"`
-	// URL is the public URL of the web UI, as given to the API.
+	// URL is the public URL of the web UI: the one given to the API, or, for a Route whose
+	// host the OpenShift router assigned, https://<assigned host>.
 	// +optional
 	URL string `json:"url,omitempty"`
 	// ConfigHash is the hash of the config.yaml the pods run with: the last valid config.
@@ -339,6 +449,11 @@ const (
 	ConditionStorageReady = "StorageReady"
 	// ConditionPaused is True while the Monocle carries PausedAnnotation.
 	ConditionPaused = "Paused"
+	// ConditionExposed reports the objects that expose the web UI outside the cluster
+	// (ingress, httpRoute, route): True when each one asked for exists, False when the cluster
+	// does not serve an API one needs (the message names it; the rest of the Monocle runs),
+	// and False with reason NotExposed when none is asked for.
+	ConditionExposed = "Exposed"
 	// ConditionAdopted is True on a Monocle whose objects were made by the earlier operator
 	// (change-metrics/monocle-operator v0.0.2) and adopted by this one; its message lists what
 	// was kept and changed. Monocles this operator created never carry it.

@@ -1,0 +1,235 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+)
+
+// OptionalAPIs is what the controller needs to own the kinds of APIs a cluster may or may not
+// serve (the Gateway API's HTTPRoute, OpenShift's Route): discovery tells which are served, at
+// start and every DiscoveryInterval after, so a CRD installed later is picked up; the dynamic
+// client reads and writes their objects as unstructured ones, through an informer started
+// only while the API is served.
+type OptionalAPIs struct {
+	// Dynamic reads and writes the objects.
+	Dynamic dynamic.Interface
+	// Discovery finds the served APIs.
+	Discovery discovery.DiscoveryInterface
+	// Namespace limits the informers to one namespace; empty means all.
+	Namespace string
+	// Resync is the informers' resync period.
+	Resync time.Duration
+	// TweakListOptions filters the informers (on resources.ManagedByLabel, as the other owned
+	// kinds' informers).
+	TweakListOptions dynamicinformer.TweakListOptionsFunc
+	// DiscoveryInterval is how often discovery runs again after start. Zero means a minute.
+	DiscoveryInterval time.Duration
+}
+
+// defaultDiscoveryInterval is the discovery period when OptionalAPIs.DiscoveryInterval is 0.
+const defaultDiscoveryInterval = time.Minute
+
+// optionalKind is one owned kind of an optional API.
+type optionalKind struct {
+	resource schema.GroupVersionResource
+	kind     string
+
+	mu sync.Mutex
+	// informer is nil while the API is not served; stop ends it.
+	informer cache.SharedIndexInformer
+	stop     context.CancelFunc
+}
+
+// optionalKinds holds the owned kinds of optional APIs and starts or stops their informers
+// as discovery finds their APIs served or gone.
+type optionalKinds struct {
+	apis  OptionalAPIs
+	kinds []*optionalKind
+}
+
+func newOptionalKinds(apis OptionalAPIs, kinds map[schema.GroupVersionResource]string) *optionalKinds {
+	o := &optionalKinds{apis: apis}
+	for r, k := range kinds {
+		o.kinds = append(o.kinds, &optionalKind{resource: r, kind: k})
+	}
+	slices.SortFunc(o.kinds, func(a, b *optionalKind) int { return cmp.Compare(a.kind, b.kind) })
+	return o
+}
+
+// served reports whether discovery lists resource r.
+func served(d discovery.DiscoveryInterface, r schema.GroupVersionResource) (bool, error) {
+	list, err := d.ServerResourcesForGroupVersion(r.GroupVersion().String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, res := range list.APIResources {
+		if res.Name == r.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// refresh runs discovery and starts the informer of each kind whose API is now served (with
+// c's owned-object handler) and stops the one of each kind whose API is gone. changed is
+// called, once the new informers have synced, when anything changed. A discovery error
+// leaves that kind as it was.
+func (o *optionalKinds) refresh(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
+	logger := klog.FromContext(ctx)
+	var started []cache.InformerSynced
+	anyChange := false
+	for _, k := range o.kinds {
+		ok, err := served(o.apis.Discovery, k.resource)
+		if err != nil {
+			logger.Error(err, "Discovery failed; keeping what was known", "resource", k.resource.String())
+			continue
+		}
+		k.mu.Lock()
+		switch {
+		case ok && k.informer == nil:
+			inf := dynamicinformer.NewFilteredDynamicInformer(o.apis.Dynamic, k.resource, o.apis.Namespace, o.apis.Resync,
+				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, o.apis.TweakListOptions).Informer()
+			if _, err := inf.AddEventHandler(handler); err != nil {
+				logger.Error(err, "Adding the event handler", "resource", k.resource.String())
+				k.mu.Unlock()
+				continue
+			}
+			ictx, stop := context.WithCancel(ctx)
+			go inf.RunWithContext(ictx)
+			k.informer, k.stop = inf, stop
+			started = append(started, inf.HasSynced)
+			anyChange = true
+			logger.Info("API served: watching its objects", "resource", k.resource.String())
+		case !ok && k.informer != nil:
+			k.stop()
+			k.informer, k.stop = nil, nil
+			anyChange = true
+			logger.Info("API no longer served: stopped watching its objects", "resource", k.resource.String())
+		}
+		k.mu.Unlock()
+	}
+	if !anyChange {
+		return
+	}
+	if len(started) > 0 {
+		cache.WaitForCacheSync(ctx.Done(), started...)
+	}
+	changed()
+}
+
+// run runs refresh every interval until ctx ends.
+func (o *optionalKinds) run(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
+	interval := o.apis.DiscoveryInterval
+	if interval == 0 {
+		interval = defaultDiscoveryInterval
+	}
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+			o.refresh(ctx, handler, changed)
+		}
+	}
+}
+
+// hasSynced reports whether every running informer has synced.
+func (o *optionalKinds) hasSynced() bool {
+	for _, k := range o.kinds {
+		k.mu.Lock()
+		inf := k.informer
+		k.mu.Unlock()
+		if inf != nil && !inf.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// client returns the kind client of resource r, and false while its API is not served (or
+// its informer has not synced yet).
+func (o *optionalKinds) client(r schema.GroupVersionResource) (kindClient[*unstructured.Unstructured], bool) {
+	for _, k := range o.kinds {
+		if k.resource != r {
+			continue
+		}
+		k.mu.Lock()
+		inf := k.informer
+		k.mu.Unlock()
+		if inf == nil || !inf.HasSynced() {
+			return kindClient[*unstructured.Unstructured]{}, false
+		}
+		return o.kindClient(k.kind, r, inf.GetIndexer()), true
+	}
+	return kindClient[*unstructured.Unstructured]{}, false
+}
+
+// kindClient reads kind from indexer and writes it through the dynamic client, with the
+// drift rule of unstructured objects (drift.go).
+func (o *optionalKinds) kindClient(kind string, r schema.GroupVersionResource, indexer cache.Indexer) kindClient[*unstructured.Unstructured] {
+	k := newKindClient(kind, indexerGetter[*unstructured.Unstructured](indexer, r.GroupResource()),
+		func(ns string) typedClient[*unstructured.Unstructured] {
+			return dynamicClient{o.apis.Dynamic.Resource(r).Namespace(ns)}
+		})
+	k.drifted = unstructuredDiffers
+	k.merge = mergeUnstructured
+	return k
+}
+
+// indexerGetter returns a get function of a kindClient that reads an informer's indexer: an
+// absent object is a NotFound error of resource gr.
+func indexerGetter[T object](indexer cache.Indexer, gr schema.GroupResource) func(ns, name string) (T, error) {
+	return func(ns, name string) (T, error) {
+		var zero T
+		obj, exists, err := indexer.GetByKey(ns + "/" + name)
+		if err != nil {
+			return zero, err
+		}
+		if !exists {
+			return zero, apierrors.NewNotFound(gr, name)
+		}
+		t, ok := obj.(T)
+		if !ok {
+			return zero, fmt.Errorf("the %s cache holds a %T", gr, obj)
+		}
+		return t, nil
+	}
+}
+
+// dynamicClient adapts a dynamic client's namespaced resource to typedClient.
+type dynamicClient struct{ r dynamic.ResourceInterface }
+
+func (d dynamicClient) Get(ctx context.Context, name string, opts metav1.GetOptions) (*unstructured.Unstructured, error) {
+	return d.r.Get(ctx, name, opts)
+}
+
+func (d dynamicClient) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions) (*unstructured.Unstructured, error) {
+	return d.r.Create(ctx, obj, opts)
+}
+
+func (d dynamicClient) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return d.r.Update(ctx, obj, opts)
+}
+
+func (d dynamicClient) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	return d.r.Delete(ctx, name, opts)
+}

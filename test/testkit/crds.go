@@ -1,0 +1,39 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// OptionalCRDs are the CRD files of the optional APIs the operator can use, for tests that
+// install them.
+type OptionalCRDs struct {
+	// HTTPRoute is the Gateway API's HTTPRoute CRD, from the sigs.k8s.io/gateway-api module
+	// the repository requires (config/crd/standard).
+	HTTPRoute string
+	// Route is OpenShift's Route CRD, a fixture in test/testdata/crds (its header names the
+	// openshift/api commit it comes from).
+	Route string
+}
+
+// FindOptionalCRDs locates the optional APIs' CRD files of the repository at root; the Gateway
+// API module is found with `go list -m` (and downloaded into the module cache if needed).
+func FindOptionalCRDs(ctx context.Context, root string) (OptionalCRDs, error) {
+	list := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		return OptionalCRDs{}, fmt.Errorf("finding the Gateway API module: %w", err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		return OptionalCRDs{}, fmt.Errorf("the Gateway API module is not in the module cache: run go mod download")
+	}
+	return OptionalCRDs{
+		HTTPRoute: filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
+		Route:     filepath.Join(root, "test", "testdata", "crds", "route.openshift.io_routes.yaml"),
+	}, nil
+}
