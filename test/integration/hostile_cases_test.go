@@ -119,6 +119,12 @@ func hostileCases() []hostileCase {
 		hostileRejectedCreate("publicURL with credentials", "t-url-credentials", `{publicURL: "https://admin:secret@m.example.com/"}`, "spec.publicURL"),
 		hostileRejectedCreate("route host with a path", "t-route-host", `{route: {host: "evil.example.com/x?y=1"}}`, "spec.route.host"),
 		hostileRejectedCreate("too many route labels", "t-route-labels", `{route: {labels: {`+strings.Join(routeLabels, ", ")+`}}}`, "spec.route.labels"),
+		// Exposure.
+		hostileRejectedCreate("ingress without host", "t-ingress-nohost", `{ingress: {className: nginx}}`, "spec.ingress.host", "Required"),
+		hostileRejectedCreate("ingress wildcard host", "t-ingress-wildcard", `{ingress: {host: "*.example.com"}}`, "spec.ingress.host"),
+		hostileRejectedCreate("ingress issuer of an unknown kind", "t-ingress-issuer", `{ingress: {host: m.example.com, tls: {issuerRef: {name: le, kind: Certificate}}}}`, "spec.ingress.tls.issuerRef.kind", "Unsupported value"),
+		hostileRejectedCreate("httpRoute without parents", "t-httproute-noparent", `{httpRoute: {hostnames: [m.example.com]}}`, "spec.httpRoute.parentRefs", "Required"),
+		hostileRejectedCreate("httpRoute hostname with a path", "t-httproute-path", `{httpRoute: {parentRefs: [{name: gw}], hostnames: ["m.example.com/x"]}}`, "spec.httpRoute.hostnames[0]"),
 		// Unknown fields.
 		hostileRejectedCreate("unknown field", "t-unknown", `{wipeData: true}`, `unknown field "spec.wipeData"`),
 		hostileRejectedCreate("unknown nested field", "t-unknown-nested", `{api: {privileged: true}}`, `unknown field "spec.api.privileged"`),
