@@ -71,7 +71,6 @@ type Controller struct {
 	pdbsSynced         cache.InformerSynced
 	pvcsLister         corelisters.PersistentVolumeClaimLister
 	pvcsSynced         cache.InformerSynced
-	ingressesSynced    cache.InformerSynced
 	// secretMetadataLister holds the metadata of every Secret: enough to notice a change of
 	// a user Secret named by spec.secretRef without caching any Secret's data.
 	secretMetadataLister cache.GenericLister
@@ -96,6 +95,8 @@ type Controller struct {
 	optional *optionalKinds
 	// ownedHandler is the event handler of every owned kind's informer.
 	ownedHandler cache.ResourceEventHandler
+	// ownedSynced are the HasSynced of the informers ownKind registered.
+	ownedSynced []cache.InformerSynced
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.
@@ -168,7 +169,6 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		pdbsSynced:         inf.PodDisruptionBudgets.Informer().HasSynced,
 		pvcsLister:         inf.PersistentVolumeClaims.Lister(),
 		pvcsSynced:         inf.PersistentVolumeClaims.Informer().HasSynced,
-		ingressesSynced:    inf.Ingresses.Informer().HasSynced,
 		optional: newOptionalKinds(inf.Optional, map[schema.GroupVersionResource]string{
 			resources.HTTPRouteResource: "HTTPRoute",
 			resources.RouteResource:     "Route",
@@ -187,8 +187,6 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		random:             rand.Reader,
 	}
 	c.newKindClients()
-	c.ingresses = newKindClient("Ingress", indexerGetter[*networkingv1.Ingress](inf.Ingresses.Informer().GetIndexer(), networkingv1.Resource("ingresses")),
-		func(ns string) typedClient[*networkingv1.Ingress] { return kubeclientset.NetworkingV1().Ingresses(ns) })
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle secretRef index: %w", err)
@@ -211,6 +209,12 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		DeleteFunc: c.handleObject,
 	}
 	c.ownedHandler = ownedHandler
+	// The owned kinds added since the drift rule became one: one line each.
+	var err error
+	if c.ingresses, err = ownKind(c, "Ingress", inf.Ingresses.Informer(), networkingv1.Resource("ingresses"),
+		func(ns string) typedClient[*networkingv1.Ingress] { return kubeclientset.NetworkingV1().Ingresses(ns) }); err != nil {
+		return nil, err
+	}
 	for name, informer := range map[string]cache.SharedIndexInformer{
 		"Secret":                inf.Secrets.Informer(),
 		"ConfigMap":             inf.ConfigMaps.Informer(),
@@ -220,7 +224,6 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		"Job":                   inf.Jobs.Informer(),
 		"PodDisruptionBudget":   inf.PodDisruptionBudgets.Informer(),
 		"PersistentVolumeClaim": inf.PersistentVolumeClaims.Informer(),
-		"Ingress":               inf.Ingresses.Informer(),
 	} {
 		if _, err := informer.AddEventHandler(ownedHandler); err != nil {
 			return nil, fmt.Errorf("adding %s event handler: %w", name, err)
@@ -286,8 +289,13 @@ func (c *Controller) HasSynced() bool {
 		c.monoclesSynced, c.secretsSynced, c.configMapsSynced,
 		c.servicesSynced, c.deploymentsSynced, c.statefulSetsSynced,
 		c.jobsSynced, c.pdbsSynced, c.pvcsSynced, c.secretMetadataSynced,
-		c.ingressesSynced, c.optional.hasSynced,
+		c.optional.hasSynced,
 	} {
+		if !synced() {
+			return false
+		}
+	}
+	for _, synced := range c.ownedSynced {
 		if !synced() {
 			return false
 		}

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -206,6 +208,17 @@ func newKindClient[T object](kind string, get func(ns, name string) (T, error), 
 		drifted: func(desired, live T) bool { return ownedDiffers(desired, live, skip) },
 		merge:   func(desired, live T) T { return mergeOwned(desired, live, skip) },
 	}
+}
+
+// ownKind wires one owned kind: its informer's events enqueue the owning Monocle, HasSynced
+// waits for it, and the returned kindClient reads its cache (resource gr names it in NotFound
+// errors) and writes through client(ns). immutable is as for newKindClient.
+func ownKind[T object](c *Controller, kind string, informer cache.SharedIndexInformer, gr schema.GroupResource, client func(ns string) typedClient[T], immutable ...string) (kindClient[T], error) {
+	if _, err := informer.AddEventHandler(c.ownedHandler); err != nil {
+		return kindClient[T]{}, fmt.Errorf("adding %s event handler: %w", kind, err)
+	}
+	c.ownedSynced = append(c.ownedSynced, informer.HasSynced)
+	return newKindClient(kind, indexerGetter[T](informer.GetIndexer(), gr), client, immutable...), nil
 }
 
 // newKindClients wires the listers and typed clients of every owned kind.
