@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode"
@@ -66,24 +67,35 @@ func validateVariableName(name string) error {
 	return nil
 }
 
-// validateUpdateSince returns nil when s is a date Monocle's crawler parses: "YYYY-MM-DD",
-// "YYYY-MM-DD hh:mm:ss ZONE" or "YYYY-MM-DDThh:mm:ssZ" (parseDateValue in
-// src/Monocle/Prelude.hs, used by getWorkerUpdatedSince in src/Monocle/Backend/Index.hs at
-// 1.11.2). Monocle loads any string but the crawler fails on every run with "Invalid date
-// format".
+// validateUpdateSince returns nil when s is a date Monocle's crawler parses, and only then:
+// parseDateValue in src/Monocle/Prelude.hs (used by getWorkerUpdatedSince in
+// src/Monocle/Backend/Index.hs) at 1.11.2 tries parseTimeM with defaultTimeLocale and the
+// formats "%F", "%F %T %Z" and "%FT%XZ" (%X is "%H:%M:%S" there): a whole string of
+// YYYY-MM-DD, or that date with hh:mm:ss and a zone, or with Thh:mm:ssZ. Seconds have no
+// fraction (that would be %Q). The zone of %Z is what the time library's parser takes for
+// one: a numeric offset (+hhmm, +hh:mm), "UTC", a zone of defaultTimeLocale's knownTimeZones
+// (UT, GMT, EST, EDT, CST, CDT, MST, MDT, PST, PDT) or a one-letter military zone. Monocle
+// loads any string but the crawler then fails on every run with "Invalid date format".
 func validateUpdateSince(s string) error {
-	if _, err := time.Parse("2006-01-02", s); err == nil {
+	if updateSinceFormat.MatchString(s) && validDateTime(s) {
 		return nil
-	}
-	if _, err := time.Parse("2006-01-02T15:04:05Z", s); err == nil {
-		return nil
-	}
-	if date, zone, ok := strings.Cut(s, " "); ok {
-		if clock, tz, ok := strings.Cut(zone, " "); ok && tz != "" && !strings.Contains(tz, " ") {
-			if _, err := time.Parse("2006-01-02 15:04:05", date+" "+clock); err == nil {
-				return nil
-			}
-		}
 	}
 	return fmt.Errorf("it is not a date Monocle reads: use YYYY-MM-DD, YYYY-MM-DD hh:mm:ss UTC or YYYY-MM-DDThh:mm:ssZ")
+}
+
+// updateSinceFormat matches the shapes of parseDateValue's three formats; validDateTime checks
+// the values.
+var updateSinceFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(` +
+	`( \d{2}:\d{2}:\d{2} ([+-]\d{2}:?\d{2}|UTC|UT|GMT|[ECMP][SD]T|[A-IK-Z]))` +
+	`|(T\d{2}:\d{2}:\d{2}Z))?$`)
+
+// validDateTime reports whether the date and time at the start of s exist (no 2021-02-30, no
+// 25:00:00).
+func validDateTime(s string) bool {
+	if len(s) == len("2006-01-02") {
+		_, err := time.Parse("2006-01-02", s)
+		return err == nil
+	}
+	_, err := time.Parse("2006-01-02 15:04:05", s[:10]+" "+s[11:19])
+	return err == nil
 }
