@@ -509,7 +509,7 @@ func TestCreatesAllObjects(t *testing.T) {
 			cond(monoclev1alpha1.ConditionConfigValid, metav1.ConditionTrue, ReasonConfigAccepted,
 				"spec.config is unset; config.yaml of ConfigMap demo-api defines 1 workspace(s)"),
 			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, ReasonSecretsPresent,
-				"Secret demo-api holds every token variable config.yaml names"),
+				"Secret demo-api holds every variable config.yaml needs"),
 			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
 			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, ReasonNotExposed,
 				"No ingress, httpRoute or route is set: the web UI is reachable in the cluster at http://demo-api.default.svc:8080, or from your machine with kubectl port-forward -n default service/demo-api 8090:8080"),

@@ -134,11 +134,20 @@ func TestMissingUserSecretHoldsTheRollout(t *testing.T) {
 
 func TestTokenNamedByConfigButMissing(t *testing.T) {
 	m, objects := converged(t, withTokens(newMonocle("demo")), newUserSecret("1", map[string]string{"MY_GITHUB_TOKEN": "a"}))
+	// The token is gone: the crawler is held back, the API (which reads the Secret too) rolls
+	// and keeps serving what is indexed.
 	_, writes, status := resync(t, m, objects, newUserSecret("2", map[string]string{"OTHER": "a"}))
-	expectActions(t, writes)
+	expectActions(t, writes, "update deployments demo-api")
 	c := condition(t, status, monoclev1alpha1.ConditionSecretsReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "MY_GITHUB_TOKEN") {
-		t.Errorf("SecretsReady = %+v, want False/TokenMissing naming MY_GITHUB_TOKEN", c)
+	if c.Status != metav1.ConditionFalse || c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "MY_GITHUB_TOKEN") ||
+		!strings.Contains(c.Message, "the crawler is not started or rolled") {
+		t.Errorf("SecretsReady = %+v, want False/TokenMissing naming MY_GITHUB_TOKEN and the crawler", c)
+	}
+	// An empty value is no token.
+	_, writes, status = resync(t, m, objects, newUserSecret("3", map[string]string{"MY_GITHUB_TOKEN": ""}))
+	expectActions(t, writes, "update deployments demo-api")
+	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != ReasonTokenMissing {
+		t.Errorf("with an empty token: SecretsReady = %+v", c)
 	}
 
 	// A workspace reading the crawlers' key from its own variable needs the Secret to have it.
@@ -379,5 +388,44 @@ func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
 	expectActions(t, writes)
 	if got := status.Status.UpdateIdents; got == nil || got.Phase != monoclev1alpha1.JobFailed {
 		t.Errorf("status.updateIdents after a deletion = %+v, want Failed", got)
+	}
+}
+
+// oidcConfig configures an OIDC auth provider, whose client secret the API reads from
+// MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET.
+const oidcConfig = "auth:\n  enforce_auth: true\n  auth_provider:\n    oidc_provider_name: keycloak\n    oidc_issuer_url: https://sso.example.com/realms/x\n    oidc_client_id: monocle\nworkspaces:\n  - name: demo\n    crawlers: []\n"
+
+// TestOIDCClientSecretHoldsTheAPI: without its OIDC client secret (missing or empty) Monocle
+// would serve with authentication off: the API is not created, the crawler is, and
+// SecretsReady names the variable; once the Secret has it, the API is created.
+func TestOIDCClientSecretHoldsTheAPI(t *testing.T) {
+	for name, data := range map[string]map[string]string{"missing": {}, "empty": {"MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET": ""}} {
+		m := newMonocle("demo")
+		m.Spec.Config = oidcConfig
+		m.Spec.SecretRef = &monoclev1alpha1.SecretReference{Name: "tokens"}
+		f := newFixture(t)
+		f.monocles = []*monoclev1alpha1.Monocle{m}
+		f.userSecrets = []*corev1.Secret{newUserSecret("1", data)}
+		kubeWrites, monocleWrites := f.run()
+		if written[*appsv1.Deployment](kubeWrites, "demo-api") != nil || written[*appsv1.Deployment](kubeWrites, "demo-crawler") == nil {
+			t.Errorf("%s: writes %v, want the crawler and no API", name, describe(kubeWrites))
+		}
+		status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+		c := condition(t, status, monoclev1alpha1.ConditionSecretsReady)
+		if c.Status != metav1.ConditionFalse || c.Reason != ReasonTokenMissing ||
+			!strings.Contains(c.Message, "MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET") || !strings.Contains(c.Message, "tokens") ||
+			!strings.Contains(c.Message, "authentication disabled") {
+			t.Errorf("%s: SecretsReady = %+v", name, c)
+		}
+	}
+	m := newMonocle("demo")
+	m.Spec.Config = oidcConfig
+	m.Spec.SecretRef = &monoclev1alpha1.SecretReference{Name: "tokens"}
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.userSecrets = []*corev1.Secret{newUserSecret("1", map[string]string{"MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET": "s3cret"})}
+	kubeWrites, _ := f.run()
+	if written[*appsv1.Deployment](kubeWrites, "demo-api") == nil {
+		t.Errorf("with the client secret: writes %v, want the API", describe(kubeWrites))
 	}
 }

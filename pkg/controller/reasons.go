@@ -54,14 +54,16 @@ const (
 
 // Reasons of the SecretsReady condition.
 const (
-	// ReasonSecretsPresent: the referenced Secret exists and every token variable the config
-	// names is provided (True).
+	// ReasonSecretsPresent: the referenced Secret exists and every variable the config needs
+	// (crawler tokens, an OIDC client secret, crawlers_api_key variables) is provided, non-empty
+	// (True).
 	ReasonSecretsPresent = "SecretsPresent"
 	// ReasonSecretNotFound: the Secret named by spec.secretRef does not exist (False).
 	// Blocking: also Degraded and a Warning event.
 	ReasonSecretNotFound = "SecretNotFound"
-	// ReasonTokenMissing: a token variable the config names is in neither Secret (False).
-	// Blocking: also Degraded and a Warning event.
+	// ReasonTokenMissing: a variable the config needs is missing or empty in both Secrets; the
+	// component that reads it is held back, the message says which (False). Blocking: also
+	// Degraded and a Warning event.
 	ReasonTokenMissing = "TokenMissing"
 )
 

@@ -149,76 +149,115 @@ func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Mono
 		return nil, fmt.Errorf("reading Secret %s: %w", name.Name, err)
 	}
 	e := userSecret{resourceVersion: secret.ResourceVersion, dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
-	for k := range secret.Data {
-		e.keys[k] = true
+	for k, v := range secret.Data {
+		e.keys[k] = len(v) > 0
 	}
 	c.userSecrets.put(name, e)
 	return &e, nil
 }
 
-// checkSecrets checks that the pods get every token variable the config names, and any
-// crawlers_api_key variable other than the generated CRAWLERS_API_KEY, from the Secret
-// "<name>-api" (apiSecret, whose keys users add, as with the earlier operator) or the Secret
-// spec.secretRef names. It returns the latter's data hash ("" without secretRef) and the
-// SecretsReady condition; when that is False the API and crawler must not be rolled.
-func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config, apiSecret *corev1.Secret) (string, metav1.Condition, error) {
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}
-	var wanted []string
+// secretsCheck is what checkSecrets found.
+type secretsCheck struct {
+	// hash is the data hash of the Secret spec.secretRef names ("" without one).
+	hash string
+	// condition is the SecretsReady condition.
+	condition metav1.Condition
+	// api and crawler say whether the component gets every variable it needs from the
+	// Secrets: only then is it created or rolled.
+	api, crawler bool
+}
+
+// checkSecrets checks that each component gets, non-empty, every variable it reads from the
+// Secret "<name>-api" (apiSecret, whose keys users add, as with the earlier operator) or the
+// Secret spec.secretRef names:
+//   - the crawler: the token variables config.yaml names;
+//   - the API: MONOCLE_OIDC_<NAME>_CLIENT_SECRET of an OIDC auth_provider. When it is unset
+//     or empty, Monocle 1.11.2 logs a warning and serves with authentication disabled, even
+//     with enforce_auth (getAuthProvider and "AuthSystemFailed" in src/Monocle/Main.hs), so
+//     the API is held back rather than started open;
+//   - both: any crawlers_api_key variable other than the generated CRAWLERS_API_KEY (both
+//     exit at start without it).
+//
+// A missing variable holds back only the component that needs it: the API keeps serving the
+// data indexed while a crawler token is missing. A missing referenced Secret holds both (their
+// envFrom needs it).
+func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config, apiSecret *corev1.Secret) (secretsCheck, error) {
+	out := secretsCheck{api: true, crawler: true,
+		condition: metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}}
+	var tokens, both []string
+	oidc := ""
 	if cfg != nil {
-		wanted = cfg.TokenVariables()
-		// A workspace may read the crawlers' key from another variable than the generated
-		// CRAWLERS_API_KEY; Monocle's API and crawler exit at start when it is unset.
+		tokens = cfg.TokenVariables()
 		for _, v := range cfg.CrawlersAPIKeyVariables() {
-			if v != resources.CrawlersAPIKeyKey && !slices.Contains(wanted, v) {
-				wanted = append(wanted, v)
+			if v != resources.CrawlersAPIKeyKey && !slices.Contains(both, v) {
+				both = append(both, v)
 			}
 		}
-		sort.Strings(wanted)
-	}
-	provided := func(keys map[string]bool) []string {
-		var missing []string
-		for _, v := range wanted {
-			if apiSecret != nil {
-				if _, ok := apiSecret.Data[v]; ok {
-					continue
-				}
-			}
-			if !keys[v] {
-				missing = append(missing, v)
-			}
-		}
-		return missing
+		oidc = cfg.OIDCClientSecretVariable
 	}
 	apiName := resources.SecretName(m)
-	if m.Spec.SecretRef == nil {
-		if missing := provided(nil); len(missing) > 0 {
-			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
-			cond.Message = fmt.Sprintf("config.yaml names the token variables %s that Secret %s does not hold and spec.secretRef names no Secret to provide them",
-				strings.Join(missing, ", "), apiName)
-			return "", cond, nil
+	secretNames := apiName
+	var userKeys map[string]bool
+	if m.Spec.SecretRef != nil {
+		secretName := m.Spec.SecretRef.Name
+		secret, err := c.readUserSecret(ctx, m)
+		if err != nil {
+			return secretsCheck{}, err
 		}
-		cond.Message = fmt.Sprintf("Secret %s holds every token variable config.yaml names", apiName)
-		return "", cond, nil
+		if secret == nil {
+			out.api, out.crawler = false, false
+			out.condition.Status, out.condition.Reason = metav1.ConditionFalse, ReasonSecretNotFound
+			out.condition.Message = fmt.Sprintf("Secret %s named by spec.secretRef does not exist in namespace %s; the API and crawler are not rolled until it does",
+				secretName, m.Namespace)
+			return out, nil
+		}
+		out.hash, userKeys = secret.dataHash, secret.keys
+		secretNames = secretName + " nor " + apiName
 	}
-	secretName := m.Spec.SecretRef.Name
-	secret, err := c.readUserSecret(ctx, m)
-	if err != nil {
-		return "", cond, err
+	missing := func(vars ...string) []string {
+		var out []string
+		for _, v := range vars {
+			if v == "" || len(apiSecret.Data[v]) > 0 || userKeys[v] {
+				continue
+			}
+			if !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+		sort.Strings(out)
+		return out
 	}
-	if secret == nil {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonSecretNotFound
-		cond.Message = fmt.Sprintf("Secret %s named by spec.secretRef does not exist in namespace %s; the API and crawler are not rolled until it does",
-			secretName, m.Namespace)
-		return "", cond, nil
+	if apiSecret == nil {
+		apiSecret = &corev1.Secret{}
 	}
-	if missing := provided(secret.keys); len(missing) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonTokenMissing
-		cond.Message = fmt.Sprintf("config.yaml names the token variables %s that neither Secret %s nor %s provides; the API and crawler are not rolled until one does",
-			strings.Join(missing, ", "), secretName, apiName)
-		return "", cond, nil
+	missingBoth, missingTokens, missingOIDC := missing(both...), missing(tokens...), missing(oidc)
+	out.api = len(missingBoth)+len(missingOIDC) == 0
+	out.crawler = len(missingBoth)+len(missingTokens) == 0
+	if out.api && out.crawler {
+		if m.Spec.SecretRef != nil {
+			out.condition.Message = fmt.Sprintf("Secrets %s and %s provide every variable config.yaml needs", m.Spec.SecretRef.Name, apiName)
+		} else {
+			out.condition.Message = fmt.Sprintf("Secret %s holds every variable config.yaml needs", apiName)
+		}
+		return out, nil
 	}
-	cond.Message = fmt.Sprintf("Secrets %s and %s provide every token variable config.yaml names", secretName, apiName)
-	return secret.dataHash, cond, nil
+	var parts []string
+	if len(missingOIDC) > 0 {
+		parts = append(parts, fmt.Sprintf("%s, the OIDC client secret of auth.auth_provider: the API is not started or rolled until it is set, since without it Monocle runs with authentication disabled",
+			missingOIDC[0]))
+	}
+	if len(missingTokens) > 0 {
+		parts = append(parts, fmt.Sprintf("the token variables %s of the crawlers: the crawler is not started or rolled until they are set", strings.Join(missingTokens, ", ")))
+	}
+	if len(missingBoth) > 0 {
+		parts = append(parts, fmt.Sprintf("the crawlers_api_key variables %s: the API and crawler are not started or rolled until they are set", strings.Join(missingBoth, ", ")))
+	}
+	out.condition.Status, out.condition.Reason = metav1.ConditionFalse, ReasonTokenMissing
+	out.condition.Message = fmt.Sprintf("Neither Secret %s holds, non-empty, %s", secretNames, strings.Join(parts, "; "))
+	if m.Spec.SecretRef == nil {
+		out.condition.Message += "; spec.secretRef names no Secret to provide them"
+	}
+	return out, nil
 }
 
 // ensureSecret keeps the Secret "<name>-api" holding the generated keys, and its copy

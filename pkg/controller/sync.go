@@ -112,9 +112,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.configHash = resources.ConfigHash(cfg.config)
 	}
 
-	userSecretHash, secretsCond, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
+	secrets, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
 	keep(err)
-	obs.conditions = append(obs.conditions, secretsCond)
+	obs.conditions = append(obs.conditions, secrets.condition)
 
 	// A Service is switched from the earlier operator's selector once its component serves
 	// from pods with the instance's labels (serviceClient); the workloads are read from the
@@ -135,16 +135,20 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	cachedAPI, _ := c.observeDeployments(m)
 	_, err = ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
 	keep(err)
-	// The API and the crawler need the generated keys, a config and the user's tokens: until
-	// all are there they are neither created nor rolled, and keep running what they run.
-	if secret != nil && configReady && secretsCond.Status == metav1.ConditionTrue {
-		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, userSecretHash)}
-		obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
-		keep(err)
-		obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
-		keep(err)
-	} else {
-		obs.api, obs.crawler = c.observeDeployments(m)
+	// The API and the crawler need the generated keys, a config and the variables each reads
+	// from the Secrets: until they are there, a component is neither created nor rolled and
+	// keeps running what it runs.
+	obs.api, obs.crawler = c.observeDeployments(m)
+	if secret != nil && configReady {
+		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash)}
+		if secrets.api {
+			obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
+			keep(err)
+		}
+		if secrets.crawler {
+			obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
+			keep(err)
+		}
 	}
 	keep(c.ensureAPIDisruptionBudget(ctx, m))
 	exposed, exposeErrs := c.ensureExposure(ctx, m)
