@@ -58,6 +58,9 @@ cat <<MSG
 The Monocle "monocle" is Ready (pods are simulated by kwok: no container really runs).
 Try it:  export KUBECONFIG=${KUBECONFIG}
          kubectl describe monocle monocle
+On a real cluster you would reach its web UI with
+         kubectl port-forward service/monocle-api 8090:8080
+and http://localhost:8090 (status.url); here kwok runs no container to forward to.
 Press Ctrl-C to stop everything.
 MSG
 wait "${operator_pid}"

@@ -95,8 +95,8 @@ func exposedCondition(m *monoclev1alpha1.Monocle, made, missing []string, err er
 		cond.Message = truncate(err.Error())
 	case len(made) == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotExposed
-		cond.Message = fmt.Sprintf("No ingress, httpRoute or route is set: the web UI is reachable in the cluster at %s, or from your machine with kubectl port-forward -n %s service/%s 8090:%d",
-			url, m.Namespace, resources.APIName(m), resources.APIPort)
+		cond.Message = fmt.Sprintf("No ingress, httpRoute or route is set: run %s and open %s",
+			resources.PortForwardCommand(m), url)
 	default:
 		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonExposed
 		cond.Message = fmt.Sprintf("The web UI is exposed at %s by %s", url, strings.Join(made, ", "))

@@ -126,8 +126,23 @@ func StorageSize(m *monoclev1alpha1.Monocle) resource.Quantity {
 	return resource.MustParse(DefaultStorageSize)
 }
 
-// PublicURL is the external URL of the web UI: spec.publicURL, else the first exposure's
-// (ExposedURL), else the API Service's in-cluster URL.
+// LocalPort is the port of the documented access path of a Monocle that is not exposed:
+// `kubectl port-forward service/<name>-api 8090:8080`, then http://localhost:8090 (the
+// earlier operator's README, change-metrics/monocle-operator v0.0.2, gives that command and
+// publicURL).
+const LocalPort = 8090
+
+// PortForwardCommand is the command that makes the web UI of Monocle m reachable at
+// http://localhost:8090 from the user's machine.
+func PortForwardCommand(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("kubectl port-forward -n %s service/%s %d:%d", m.Namespace, APIName(m), LocalPort, APIPort)
+}
+
+// PublicURL is the external URL of the web UI, the URL the browser calls (Monocle's API
+// serves index.html with __API_URL__ replaced by it, mkStaticMiddleware in
+// src/Monocle/Main.hs at 1.11.2): spec.publicURL, else the first exposure's (ExposedURL),
+// else http://localhost:8090, where PortForwardCommand makes it reachable. An in-cluster
+// Service name would be no use there: no browser resolves it.
 func PublicURL(m *monoclev1alpha1.Monocle) string {
 	if m.Spec.PublicURL != "" {
 		return m.Spec.PublicURL
@@ -135,7 +150,7 @@ func PublicURL(m *monoclev1alpha1.Monocle) string {
 	if u := ExposedURL(m); u != "" {
 		return u
 	}
-	return fmt.Sprintf("http://%s.%s.svc:%d", APIName(m), m.Namespace, APIPort)
+	return fmt.Sprintf("http://localhost:%d", LocalPort)
 }
 
 // ElasticURL is the in-cluster URL of the Monocle's Elasticsearch (MONOCLE_ELASTIC_URL).

@@ -24,14 +24,14 @@ func TestPublicURLDefaults(t *testing.T) {
 		spec monoclev1alpha1.MonocleSpec
 		want string
 	}{
-		{"nothing", monoclev1alpha1.MonocleSpec{}, "http://demo-api.ns.svc:8080"},
+		{"nothing", monoclev1alpha1.MonocleSpec{}, "http://localhost:8090"},
 		{"publicURL wins", monoclev1alpha1.MonocleSpec{PublicURL: "https://p.example.com", Ingress: tlsIngress}, "https://p.example.com"},
 		{"ingress without TLS", monoclev1alpha1.MonocleSpec{Ingress: ingress, Route: route}, "http://i.example.com"},
 		{"ingress with TLS", monoclev1alpha1.MonocleSpec{Ingress: tlsIngress}, "https://i.example.com"},
 		{"httpRoute skips wildcards", monoclev1alpha1.MonocleSpec{HTTPRoute: httpRoute, Route: route}, "https://h.example.com"},
 		{"httpRoute without hostname", monoclev1alpha1.MonocleSpec{HTTPRoute: &monoclev1alpha1.HTTPRouteSpec{}, Route: route}, "https://r.example.com"},
 		{"route", monoclev1alpha1.MonocleSpec{Route: route}, "https://r.example.com"},
-		{"route without host", monoclev1alpha1.MonocleSpec{Route: &monoclev1alpha1.RouteSpec{}}, "http://demo-api.ns.svc:8080"},
+		{"route without host", monoclev1alpha1.MonocleSpec{Route: &monoclev1alpha1.RouteSpec{}}, "http://localhost:8090"},
 	} {
 		m := &monoclev1alpha1.Monocle{Spec: c.spec}
 		m.Name, m.Namespace = "demo", "ns"

@@ -162,7 +162,7 @@ func TestValidKey(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	m := minimal()
-	if got := PublicURL(m); got != "http://demo-api.team-a.svc:8080" {
+	if got := PublicURL(m); got != "http://localhost:8090" {
 		t.Errorf("PublicURL = %q", got)
 	}
 	m.Spec.Route = &monoclev1alpha1.RouteSpec{Host: "monocle.example.org"}

@@ -77,7 +77,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Status.ObservedGeneration != m.Generation || m.Status.Version != "1.11.2" || m.Status.URL != "http://localhost:8080" {
+	if m.Status.ObservedGeneration != m.Generation || m.Status.Version != "1.11.2" || m.Status.URL != "http://localhost:8090" {
 		t.Errorf("status: observedGeneration %d (generation %d), version %q, url %q",
 			m.Status.ObservedGeneration, m.Generation, m.Status.Version, m.Status.URL)
 	}

@@ -55,8 +55,9 @@ type MonocleSpec struct {
 	// PublicURL is the external URL users reach the web UI and API at, given to the API as
 	// MONOCLE_PUBLIC_URL (used by the web app and for OIDC redirects). Defaults to the first
 	// exposure's host: https://<ingress.host> (http:// when the Ingress has no tls),
-	// https://<httpRoute.hostnames[0]>, https://<route.host>; without one, to the API
-	// Service's in-cluster URL http://<name>-api.<namespace>.svc:8080.
+	// https://<httpRoute.hostnames[0]>, https://<route.host>; without one, to
+	// http://localhost:8090, reached with `kubectl port-forward service/<name>-api 8090:8080`
+	// (status.url and the Exposed condition give the command).
 	// Must be an absolute http:// or https:// URL without whitespace.
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
