@@ -26,7 +26,8 @@ const (
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
-// ReasonInvalidConfig, ReasonSecretNotFound, ReasonTokenMissing, ReasonStorageChangeRefused.
+// ReasonInvalidConfig, ReasonSecretNotFound, ReasonTokenMissing, ReasonStorageChangeRefused,
+// ReasonElasticsearchVersionUnsupported, ReasonElasticsearchDowngrade.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// ReasonAsExpected: the operator converges every owned object (False).
@@ -105,6 +106,19 @@ const (
 	ReasonPaused = "Paused"
 	// ReasonNotPaused: the operator reconciles the Monocle (False).
 	ReasonNotPaused = "NotPaused"
+)
+
+// Reasons of the VersionAccepted condition.
+const (
+	// ReasonVersionsAccepted: the images' versions are ones the operator lets run (True).
+	ReasonVersionsAccepted = "VersionsAccepted"
+	// ReasonElasticsearchVersionUnsupported: elasticsearch.image is of a major version
+	// Monocle does not support; the StatefulSet is left as it is (False). Blocking: also
+	// Degraded and a Warning event.
+	ReasonElasticsearchVersionUnsupported = "ElasticsearchVersionUnsupported"
+	// ReasonElasticsearchDowngrade: elasticsearch.image is older than the running one; the
+	// StatefulSet is left as it is (False). Blocking: also Degraded and a Warning event.
+	ReasonElasticsearchDowngrade = "ElasticsearchDowngrade"
 )
 
 // Reasons of the Exposed condition.

@@ -21,10 +21,12 @@ import (
 // blocking are the reasons of per-concern conditions that need the user: they make the
 // Monocle Degraded.
 var blocking = map[string]bool{
-	ReasonInvalidConfig:        true,
-	ReasonSecretNotFound:       true,
-	ReasonTokenMissing:         true,
-	ReasonStorageChangeRefused: true,
+	ReasonInvalidConfig:                   true,
+	ReasonSecretNotFound:                  true,
+	ReasonTokenMissing:                    true,
+	ReasonStorageChangeRefused:            true,
+	ReasonElasticsearchVersionUnsupported: true,
+	ReasonElasticsearchDowngrade:          true,
 }
 
 // maxMessage bounds condition messages built from API errors.

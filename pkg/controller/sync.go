@@ -123,8 +123,18 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	_, err = ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
 	keep(err)
 	volume := c.elasticVolume(m, adopted)
-	obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
-	keep(err)
+	var liveElastic *appsv1.StatefulSet
+	if cachedElastic != nil && isControlledBy(cachedElastic, m) {
+		liveElastic = cachedElastic
+	}
+	versionCond := elasticVersionCondition(m, liveElastic)
+	obs.conditions = append(obs.conditions, versionCond)
+	if versionCond.Status == metav1.ConditionTrue {
+		obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
+		keep(err)
+	} else {
+		obs.elastic = liveElastic
+	}
 	if cond := adoptedCondition(m, volume); cond != nil {
 		obs.conditions = append(obs.conditions, *cond)
 	}

@@ -206,6 +206,10 @@ func RestartsOnConfigChange(image string) bool {
 	return true
 }
 
+// ImageVersion is the release version of image's tag ("7.17.26" or "v1.11.2": major, minor,
+// patch), and false for a tag that is not one (latest, a digest, a suffixed build).
+func ImageVersion(image string) ([3]int, bool) { return parseVersion(ImageTag(image)) }
+
 // parseVersion parses "1.11.2" or "v1.11.2" into its three numbers.
 func parseVersion(tag string) ([3]int, bool) {
 	var v [3]int

@@ -450,6 +450,10 @@ const (
 	ConditionStorageReady = "StorageReady"
 	// ConditionPaused is True while the Monocle carries PausedAnnotation.
 	ConditionPaused = "Paused"
+	// ConditionVersionAccepted is False when an image's version is refused: an Elasticsearch
+	// image of a major version Monocle does not support, or older than the running one (a
+	// downgrade Elasticsearch cannot read its data back from). The workload is left as it is.
+	ConditionVersionAccepted = "VersionAccepted"
 	// ConditionExposed reports the objects that expose the web UI outside the cluster
 	// (ingress, httpRoute, route): True when each one asked for exists, False when the cluster
 	// does not serve an API one needs (the message names it; the rest of the Monocle runs),
