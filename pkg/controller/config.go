@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	appsv1 "k8s.io/api/apps/v1"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -128,7 +129,12 @@ func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Mo
 // indices hold no data yet. Jobs run one at a time per Monocle; a failed Job is reported and
 // not started again (the next config change runs a new one). applied is the hash of the
 // config the previous sync left in the ConfigMap (status.configHash).
-func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.Monocle, configHash string) (*monoclev1alpha1.MaintenanceJobStatus, error) {
+//
+// The Job is created only once api, the API Deployment as this sync left it, runs the new
+// config with a ready pod: Monocle's API creates a new workspace's index at start (ensureIndex
+// in src/Monocle/Backend/Index.hs, called from run' in src/Monocle/Main.hs at 1.11.2), and the
+// janitor fails on a workspace whose index does not exist yet.
+func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.Monocle, configHash string, api *appsv1.Deployment) (*monoclev1alpha1.MaintenanceJobStatus, error) {
 	applied := m.Status.ConfigHash
 	want := m.Status.UpdateIdents.DeepCopy()
 	if applied != "" && applied != configHash {
@@ -170,6 +176,10 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 		}
 		return want, err
 	}
+	if !runsConfig(api, configHash) {
+		want.Message = "Waiting for the API to run the new config: it creates the index of a new workspace at start, which update-idents needs"
+		return want, nil
+	}
 	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx,
 		resources.NewUpdateIdentsJob(m, configHash), metav1.CreateOptions{FieldManager: ControllerName})
 	if err != nil {
@@ -178,6 +188,16 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
 	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run update-idents for the new config", created.Name)
 	return jobStatus(want, created), nil
+}
+
+// runsConfig reports whether Deployment d has rolled out a pod template of config configHash
+// (or of no config hash: an image that reloads its config by itself) and has a ready pod.
+func runsConfig(d *appsv1.Deployment, configHash string) bool {
+	if !deploymentRolledOut(d) || d.Status.ReadyReplicas == 0 {
+		return false
+	}
+	hash, ok := d.Spec.Template.Annotations[resources.ConfigHashAnnotation]
+	return !ok || hash == configHash
 }
 
 // activeUpdateIdentsJob returns the name of an update-idents Job of m that has not finished,

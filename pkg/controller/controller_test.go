@@ -59,6 +59,9 @@ type fixture struct {
 	served         []schema.GroupVersionResource
 	dynamicObjects []runtime.Object
 	dynamic        *dynamicfake.FakeDynamicClient
+	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
+	// the real one does on a spec change, so that its rollout is not done yet.
+	bumpGenerations bool
 
 	// controller is the last one newController built.
 	controller *Controller
@@ -87,6 +90,12 @@ func (f *fixture) newController() *Controller {
 		all = append(all, s)
 	}
 	f.kubeclient = k8sfake.NewClientset(all...)
+	if f.bumpGenerations {
+		f.kubeclient.PrependReactor("update", "deployments", func(a core.Action) (bool, runtime.Object, error) {
+			a.(core.UpdateAction).GetObject().(*appsv1.Deployment).Generation++
+			return false, nil, nil
+		})
+	}
 	f.dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		resources.HTTPRouteResource: "HTTPRouteList",
 		resources.RouteResource:     "RouteList",

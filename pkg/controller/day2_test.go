@@ -223,6 +223,52 @@ func TestConfigChangeRunsOneUpdateIdentsJob(t *testing.T) {
 	}
 }
 
+// TestUpdateIdentsWaitsForTheAPI: after a config change the update-idents Job starts only
+// once the API runs the new config with a ready pod (the API creates a new workspace's index
+// at start, and the janitor needs it).
+func TestUpdateIdentsWaitsForTheAPI(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	changed := m.DeepCopy()
+	changed.Spec.Config = "workspaces:\n  - name: demo\n    crawlers: []\n  - name: other\n    crawlers: []\n"
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{changed}
+	f.kubeobjects = objects
+	f.bumpGenerations = true
+	writes, monocleWrites := f.run()
+	expectActions(t, writes, "update configmaps demo-api", "update deployments demo-api", "update deployments demo-crawler")
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	if u := status.Status.UpdateIdents; u == nil || u.Phase != monoclev1alpha1.JobPending || !strings.Contains(u.Message, "Waiting for the API to run the new config") {
+		t.Fatalf("status.updateIdents while the API rolls = %+v", u)
+	}
+
+	// The API rolled out the new config: the Job starts.
+	api := written[*appsv1.Deployment](writes, "demo-api").DeepCopy()
+	api.Status = appsv1.DeploymentStatus{ObservedGeneration: api.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	var rolled []runtime.Object
+	for _, o := range objects {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			if o.Name == "demo-api" {
+				rolled = append(rolled, api)
+				continue
+			}
+			rolled = append(rolled, written[*appsv1.Deployment](writes, o.Name))
+			continue
+		case *corev1.ConfigMap:
+			rolled = append(rolled, written[*corev1.ConfigMap](writes, o.Name))
+			continue
+		}
+		rolled = append(rolled, o)
+	}
+	next := changed.DeepCopy()
+	next.Status = status.Status
+	_, writes, status = resync(t, next, rolled)
+	jobName := resources.UpdateIdentsJobName(changed, resources.ConfigHash(changed.Spec.Config))
+	if written[*batchv1.Job](writes, jobName) == nil {
+		t.Errorf("no update-idents Job once the API runs the config: %v (status %+v)", describe(writes), status.Status.UpdateIdents)
+	}
+}
+
 // changedWithStatus is m's spec with the status of s, where s recorded a Running Job.
 func changedWithStatus(m, s *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 	out := m.DeepCopy()

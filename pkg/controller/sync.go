@@ -170,7 +170,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 	obs.updateIdents = m.Status.UpdateIdents
 	if cfg.valid && configReady {
-		obs.updateIdents, err = c.ensureUpdateIdents(ctx, m, obs.configHash)
+		obs.updateIdents, err = c.ensureUpdateIdents(ctx, m, obs.configHash, obs.api)
 		keep(err)
 	}
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{

@@ -301,20 +301,20 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 	})
 
 	t.Run("an Elasticsearch image change rolls the StatefulSet", func(t *testing.T) {
-		patchMonocle(t, ns, `{"spec":{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.25"}}}`)
+		patchMonocle(t, ns, `{"spec":{"elasticsearch":{"image":"docker.elastic.co/elasticsearch/elasticsearch:7.17.27"}}}`)
 		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "StatefulSet rolled", func() error {
 			s, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			if s.Spec.Template.Spec.Containers[0].Image != "docker.elastic.co/elasticsearch/elasticsearch:7.17.25" ||
+			if s.Spec.Template.Spec.Containers[0].Image != "docker.elastic.co/elasticsearch/elasticsearch:7.17.27" ||
 				s.Status.CurrentRevision != s.Status.UpdateRevision || s.Status.ReadyReplicas != 1 {
 				return fmt.Errorf("image %s, revisions %s/%s", s.Spec.Template.Spec.Containers[0].Image, s.Status.CurrentRevision, s.Status.UpdateRevision)
 			}
 			return nil
 		})
 		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
-		if got := getMonocle(t, ns, "m").Status.Elasticsearch.Image; !strings.HasSuffix(got, ":7.17.25") {
+		if got := getMonocle(t, ns, "m").Status.Elasticsearch.Image; !strings.HasSuffix(got, ":7.17.27") {
 			t.Errorf("status.elasticsearch.image = %q", got)
 		}
 	})
