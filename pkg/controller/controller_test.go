@@ -519,7 +519,7 @@ func TestCreatesAllObjects(t *testing.T) {
 				"spec.config is unset; config.yaml of ConfigMap demo-api defines 1 workspace(s)"),
 			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, ReasonSecretsPresent,
 				"Secret demo-api holds every variable config.yaml needs"),
-			cond(monoclev1alpha1.ConditionVersionAccepted, metav1.ConditionTrue, ReasonVersionsAccepted, "The Elasticsearch image's version is one Monocle supports"),
+			cond(monoclev1alpha1.ConditionSpecAccepted, metav1.ConditionTrue, ReasonSpecAccepted, "The operator accepts every part of the spec"),
 			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
 			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, ReasonNotExposed,
 				"No ingress, httpRoute or route is set: run kubectl port-forward -n default service/demo-api 8090:8080 and open http://localhost:8090"),

@@ -27,7 +27,7 @@ const (
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
 // ReasonInvalidConfig, ReasonSecretNotFound, ReasonTokenMissing, ReasonStorageChangeRefused,
-// ReasonElasticsearchVersionUnsupported, ReasonElasticsearchDowngrade.
+// ReasonElasticsearchVersionUnsupported, ReasonElasticsearchDowngrade, ReasonHeapAboveLimit.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// ReasonAsExpected: the operator converges every owned object (False).
@@ -108,10 +108,10 @@ const (
 	ReasonNotPaused = "NotPaused"
 )
 
-// Reasons of the VersionAccepted condition.
+// Reasons of the SpecAccepted condition.
 const (
-	// ReasonVersionsAccepted: the images' versions are ones the operator lets run (True).
-	ReasonVersionsAccepted = "VersionsAccepted"
+	// ReasonSpecAccepted: the operator accepts every part of the spec (True).
+	ReasonSpecAccepted = "SpecAccepted"
 	// ReasonElasticsearchVersionUnsupported: elasticsearch.image is of a major version
 	// Monocle does not support; the StatefulSet is left as it is (False). Blocking: also
 	// Degraded and a Warning event.
@@ -119,6 +119,10 @@ const (
 	// ReasonElasticsearchDowngrade: elasticsearch.image is older than the running one; the
 	// StatefulSet is left as it is (False). Blocking: also Degraded and a Warning event.
 	ReasonElasticsearchDowngrade = "ElasticsearchDowngrade"
+	// ReasonHeapAboveLimit: elasticsearch.javaOpts sets a heap above 75% of the memory limit;
+	// the message gives both; the StatefulSet is left as it is (False). Blocking: also
+	// Degraded and a Warning event.
+	ReasonHeapAboveLimit = "HeapAboveLimit"
 )
 
 // Reasons of the Exposed condition.

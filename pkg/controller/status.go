@@ -27,6 +27,7 @@ var blocking = map[string]bool{
 	ReasonStorageChangeRefused:            true,
 	ReasonElasticsearchVersionUnsupported: true,
 	ReasonElasticsearchDowngrade:          true,
+	ReasonHeapAboveLimit:                  true,
 }
 
 // maxMessage bounds condition messages built from API errors.

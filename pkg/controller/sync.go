@@ -127,7 +127,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if cachedElastic != nil && isControlledBy(cachedElastic, m) {
 		liveElastic = cachedElastic
 	}
-	versionCond := elasticVersionCondition(m, liveElastic)
+	versionCond := elasticSpecCondition(m, liveElastic)
 	obs.conditions = append(obs.conditions, versionCond)
 	if versionCond.Status == metav1.ConditionTrue {
 		obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))

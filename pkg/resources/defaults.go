@@ -153,6 +153,29 @@ func PublicURL(m *monoclev1alpha1.Monocle) string {
 	return fmt.Sprintf("http://localhost:%d", LocalPort)
 }
 
+// ElasticResources are the Elasticsearch container's requests and limits:
+// elasticsearch.resources, by default requests of 100m CPU and 1Gi memory and a 1Gi memory
+// limit.
+func ElasticResources(m *monoclev1alpha1.Monocle) corev1.ResourceRequirements {
+	return resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi")
+}
+
+// JavaOpts is ES_JAVA_OPTS: elasticsearch.javaOpts, by default a heap of half the memory limit
+// in MiB ("-Xms512m -Xmx512m" for the default 1Gi limit), as Elasticsearch advises ("Heap
+// size settings" of its 7.17 reference); DefaultJavaOpts without a memory limit.
+func JavaOpts(m *monoclev1alpha1.Monocle) string {
+	if m.Spec.Elasticsearch.JavaOpts != "" {
+		return m.Spec.Elasticsearch.JavaOpts
+	}
+	limits := ElasticResources(m).Limits
+	limit := limits.Memory()
+	if limit.IsZero() {
+		return DefaultJavaOpts
+	}
+	half := limit.Value() >> 21
+	return fmt.Sprintf("-Xms%dm -Xmx%dm", half, half)
+}
+
 // ElasticURL is the in-cluster URL of the Monocle's Elasticsearch (MONOCLE_ELASTIC_URL).
 func ElasticURL(m *monoclev1alpha1.Monocle) string {
 	return fmt.Sprintf("http://%s:%d", ElasticName(m), ElasticPort)

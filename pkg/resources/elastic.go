@@ -45,17 +45,13 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // and single-node discovery.
 func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.StatefulSet {
 	image := ElasticImage(m)
-	javaOpts := m.Spec.Elasticsearch.JavaOpts
-	if javaOpts == "" {
-		javaOpts = DefaultJavaOpts
-	}
 	container := corev1.Container{
 		Name:  ComponentElastic,
 		Image: image,
 		Env: []corev1.EnvVar{
 			{Name: "discovery.type", Value: "single-node"},
 			{Name: "node.store.allow_mmap", Value: "false"},
-			{Name: "ES_JAVA_OPTS", Value: javaOpts},
+			{Name: "ES_JAVA_OPTS", Value: JavaOpts(m)},
 		},
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: ElasticPort, Protocol: corev1.ProtocolTCP},
@@ -64,7 +60,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 		// Ready once the cluster reaches yellow: a single node never has replicas for green.
 		ReadinessProbe:           httpProbe("/_cluster/health?wait_for_status=yellow&timeout=2s", "http", 10, 5, 3),
 		LivenessProbe:            tcpProbe("http", 20, 5, 3),
-		Resources:                resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi"),
+		Resources:                ElasticResources(m),
 		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: "/usr/share/elasticsearch/data"}},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,

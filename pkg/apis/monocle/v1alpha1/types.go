@@ -304,8 +304,10 @@ type ElasticsearchSpec struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
-	// JavaOpts is ES_JAVA_OPTS, the JVM options, mostly the heap. Defaults to
-	// "-Xms512m -Xmx512m"; keep the heap at most half the memory limit.
+	// JavaOpts is ES_JAVA_OPTS, the JVM options, mostly the heap. Defaults to a heap of half
+	// the memory limit ("-Xms512m -Xmx512m" for the default 1Gi limit). An -Xmx heap above
+	// 75% of the memory limit is refused (the SpecAccepted condition): the JVM needs memory
+	// beyond its heap, and the pod would be OOM-killed.
 	// +optional
 	// +kubebuilder:validation:MaxLength=1024
 	JavaOpts string `json:"javaOpts,omitempty"`
@@ -450,10 +452,12 @@ const (
 	ConditionStorageReady = "StorageReady"
 	// ConditionPaused is True while the Monocle carries PausedAnnotation.
 	ConditionPaused = "Paused"
-	// ConditionVersionAccepted is False when an image's version is refused: an Elasticsearch
-	// image of a major version Monocle does not support, or older than the running one (a
-	// downgrade Elasticsearch cannot read its data back from). The workload is left as it is.
-	ConditionVersionAccepted = "VersionAccepted"
+	// ConditionSpecAccepted is False when the operator refuses a part of the spec that
+	// admission cannot check: an Elasticsearch image of a major version Monocle does not
+	// support, or older than the running one (a downgrade Elasticsearch cannot read its data
+	// back from), or a javaOpts heap too large for the memory limit. The workload it concerns
+	// is left as it is.
+	ConditionSpecAccepted = "SpecAccepted"
 	// ConditionExposed reports the objects that expose the web UI outside the cluster
 	// (ingress, httpRoute, route): True when each one asked for exists, False when the cluster
 	// does not serve an API one needs (the message names it; the rest of the Monocle runs),
