@@ -84,6 +84,16 @@ const (
 	ReasonUpdateIdentsFailed = "UpdateIdentsFailed"
 )
 
+// Reasons of maintenance request events (spec.maintenance; status.maintenance has each
+// request's phase).
+const (
+	// ReasonMaintenanceSucceeded: a maintenance request's Job succeeded (Normal event).
+	ReasonMaintenanceSucceeded = "MaintenanceSucceeded"
+	// ReasonMaintenanceFailed: a maintenance request failed or was refused (an unknown
+	// workspace or crawler, a date Monocle does not read); it is not retried (Warning event).
+	ReasonMaintenanceFailed = "MaintenanceFailed"
+)
+
 // Reasons of the StorageReady condition and of storage events.
 const (
 	// ReasonAsRequested: the Elasticsearch volume has the requested size (True).

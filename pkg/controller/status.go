@@ -87,6 +87,10 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		status.ConfigSource = obs.configSource
 	}
 	status.UpdateIdents = obs.updateIdents.DeepCopy()
+	status.Maintenance = nil
+	for _, s := range obs.maintenance {
+		status.Maintenance = append(status.Maintenance, *s.DeepCopy())
+	}
 	status.Elasticsearch = statefulSetStatus(obs.elastic)
 	status.API = deploymentStatus(obs.api)
 	status.Crawler = deploymentStatus(obs.crawler)

@@ -33,6 +33,8 @@ type observed struct {
 	configSource monoclev1alpha1.ConfigSource
 	// updateIdents is the last update-idents Job.
 	updateIdents *monoclev1alpha1.MaintenanceJobStatus
+	// maintenance are the statuses of spec.maintenance's requests.
+	maintenance []monoclev1alpha1.MaintenanceJobStatus
 	// assignedURL is https://<host> of a Route whose host the OpenShift router assigned.
 	assignedURL string
 	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
@@ -149,8 +151,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// from the Secrets: until they are there, a component is neither created nor rolled and
 	// keeps running what it runs.
 	obs.api, obs.crawler = c.observeDeployments(m)
+	maintenance := c.planMaintenance(m, cfg.parsed)
 	if secret != nil && configReady {
-		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash)}
+		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
+			CrawlerStopped: maintenance.stopCrawler}
 		if secrets.api {
 			obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
 			keep(err)
@@ -173,6 +177,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.updateIdents, err = c.ensureUpdateIdents(ctx, m, obs.configHash, obs.api)
 		keep(err)
 	}
+	identsRunning := obs.updateIdents != nil && obs.updateIdents.Phase == monoclev1alpha1.JobRunning
+	obs.maintenance, err = c.ensureMaintenance(ctx, m, maintenance, obs.configHash, obs.crawler, identsRunning)
+	keep(err)
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
 		Message: "The operator reconciles this Monocle",
@@ -271,7 +278,7 @@ func namespaceTerminating(err error) bool {
 // syncPaused only reports: a paused Monocle's objects are left as they are, for manual
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
-	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents}
+	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

@@ -67,6 +67,11 @@ func validateVariableName(name string) error {
 	return nil
 }
 
+// ValidateDate returns nil when s is a date Monocle reads for update_since and the janitor's
+// --commit-date (both parse it with parseDateValue), and an error saying the accepted forms
+// otherwise. See validateUpdateSince.
+func ValidateDate(s string) error { return validateUpdateSince(s) }
+
 // validateUpdateSince returns nil when s is a date Monocle's crawler parses, and only then:
 // parseDateValue in src/Monocle/Prelude.hs (used by getWorkerUpdatedSince in
 // src/Monocle/Backend/Index.hs) at 1.11.2 tries parseTimeM with defaultTimeLocale and the

@@ -35,6 +35,10 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		LivenessProbe:  httpProbe("/health", "monitoring", 30, 5, 3),
 		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
 	}
-	return newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, 1,
+	replicas := int32(1)
+	if in.CrawlerStopped {
+		replicas = 0
+	}
+	return newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,
 		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType})
 }

@@ -59,6 +59,8 @@ type Inputs struct {
 	ConfigHash string
 	// SecretHash is SecretHash of the generated keys and of the user Secret's data.
 	SecretHash string
+	// CrawlerStopped scales the crawler to zero, while a maintenance Job wipes its data.
+	CrawlerStopped bool
 }
 
 // APIName is the name of the API Deployment and Service, the generated Secret and the

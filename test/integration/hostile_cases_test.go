@@ -125,6 +125,15 @@ func hostileCases() []hostileCase {
 		hostileRejectedCreate("ingress issuer of an unknown kind", "t-ingress-issuer", `{ingress: {host: m.example.com, tls: {issuerRef: {name: le, kind: Certificate}}}}`, "spec.ingress.tls.issuerRef.kind", "Unsupported value"),
 		hostileRejectedCreate("httpRoute without parents", "t-httproute-noparent", `{httpRoute: {hostnames: [m.example.com]}}`, "spec.httpRoute.parentRefs", "Required"),
 		hostileRejectedCreate("httpRoute hostname with a path", "t-httproute-path", `{httpRoute: {parentRefs: [{name: gw}], hostnames: ["m.example.com/x"]}}`, "spec.httpRoute.hostnames[0]"),
+		// Maintenance requests.
+		hostileRejectedCreate("commitDate on a wipe", "t-maint-date", `{maintenance: [{name: a, operation: WipeCrawlerData, workspace: w, crawler: c, commitDate: "2024-01-01"}]}`,
+			"spec.maintenance[0]", "commitDate is required by SetCrawlerCommitDate and allowed only there"),
+		hostileRejectedCreate("SetCrawlerCommitDate without a date", "t-maint-nodate", `{maintenance: [{name: a, operation: SetCrawlerCommitDate, workspace: w, crawler: c}]}`,
+			"spec.maintenance[0]", "commitDate is required"),
+		hostileRejectedCreate("unknown maintenance operation", "t-maint-op", `{maintenance: [{name: a, operation: DropIndex, workspace: w, crawler: c}]}`,
+			"spec.maintenance[0].operation", "Unsupported value"),
+		hostileRejectedCreate("two requests of one name", "t-maint-dup", `{maintenance: [{name: a, operation: WipeCrawlerData, workspace: w, crawler: c}, {name: a, operation: WipeCrawlerData, workspace: w, crawler: d}]}`,
+			"spec.maintenance[1]", "Duplicate value"),
 		// Unknown fields.
 		hostileRejectedCreate("unknown field", "t-unknown", `{wipeData: true}`, `unknown field "spec.wipeData"`),
 		hostileRejectedCreate("unknown nested field", "t-unknown-nested", `{api: {privileged: true}}`, `unknown field "spec.api.privileged"`),

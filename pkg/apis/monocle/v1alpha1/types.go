@@ -127,6 +127,17 @@ type MonocleSpec struct {
 	// +optional
 	SecretRef *SecretReference `json:"secretRef,omitempty"`
 
+	// Maintenance requests one-off runs of Monocle's maintenance commands (`monocle janitor
+	// wipe-crawler-data` and `set-crawler-commit-date`, src/CLI.hs at 1.11.2) against this
+	// Monocle's index. Each request runs once, as a Job of the Monocle's image and config,
+	// identified by its name: to run one again, give it a new name. While data is wiped the
+	// crawler is stopped. status.maintenance reports each request.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	Maintenance []MaintenanceRequest `json:"maintenance,omitempty"`
+
 	// API holds the settings of the API and web UI Deployment.
 	// +optional
 	API APISpec `json:"api,omitempty"`
@@ -155,6 +166,47 @@ type RouteSpec struct {
 	// +kubebuilder:validation:MaxProperties=64
 	Labels map[string]string `json:"labels,omitempty"`
 }
+
+// MaintenanceRequest is one run of a `monocle janitor` command on one crawler of a workspace.
+// +kubebuilder:validation:XValidation:rule="self.operation == 'SetCrawlerCommitDate' ? has(self.commitDate) : !has(self.commitDate)",message="commitDate is required by SetCrawlerCommitDate and allowed only there"
+type MaintenanceRequest struct {
+	// Name identifies the request, a DNS label of at most 20 characters; the Job is
+	// "<monocle>-maintenance-<name>".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=20
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Name string `json:"name"`
+	// Operation is WipeCrawlerData (delete the changes, task data and events the crawler
+	// indexed, with the crawler stopped meanwhile: it crawls them again from its update_since)
+	// or SetCrawlerCommitDate (move the date the crawler resumes from to commitDate, for
+	// example to crawl again from an earlier date).
+	// +kubebuilder:validation:Enum=WipeCrawlerData;SetCrawlerCommitDate
+	Operation MaintenanceOperation `json:"operation"`
+	// Workspace names a workspace of config.yaml.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Workspace string `json:"workspace"`
+	// Crawler names a crawler of that workspace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	Crawler string `json:"crawler"`
+	// CommitDate is SetCrawlerCommitDate's new date, in a form of update_since: YYYY-MM-DD,
+	// "YYYY-MM-DD hh:mm:ss UTC" or YYYY-MM-DDThh:mm:ssZ.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	CommitDate string `json:"commitDate,omitempty"`
+}
+
+// MaintenanceOperation is a maintenance command of Monocle's janitor.
+type MaintenanceOperation string
+
+// The maintenance operations.
+const (
+	// WipeCrawlerData runs `monocle janitor wipe-crawler-data`.
+	WipeCrawlerData MaintenanceOperation = "WipeCrawlerData"
+	// SetCrawlerCommitDate runs `monocle janitor set-crawler-commit-date`.
+	SetCrawlerCommitDate MaintenanceOperation = "SetCrawlerCommitDate"
+)
 
 // IngressSpec is the Ingress that exposes the API Service's port 8080 at host, path "/".
 type IngressSpec struct {
@@ -346,6 +398,9 @@ type MonocleStatus struct {
 	// UpdateIdents is the last `monocle janitor update-idents` Job, run after a config change.
 	// +optional
 	UpdateIdents *MaintenanceJobStatus `json:"updateIdents,omitempty"`
+	// Maintenance reports each request of spec.maintenance, by request name, in spec order.
+	// +optional
+	Maintenance []MaintenanceJobStatus `json:"maintenance,omitempty"`
 	// API is the state of the API Deployment.
 	// +optional
 	API ComponentStatus `json:"api,omitempty"`
@@ -375,6 +430,10 @@ type ComponentStatus struct {
 
 // MaintenanceJobStatus is the state of a maintenance Job the operator ran.
 type MaintenanceJobStatus struct {
+	// Request is the name of the spec.maintenance request the Job runs; empty for
+	// update-idents.
+	// +optional
+	Request string `json:"request,omitempty"`
 	// Name is the Job's name.
 	// +optional
 	Name string `json:"name,omitempty"`

@@ -1,0 +1,200 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// maintenancePlan is what spec.maintenance asks of one sync, decided before the crawler is
+// ensured: which requests are still to run, which are refused, and whether the crawler must
+// be stopped.
+type maintenancePlan struct {
+	requests []monoclev1alpha1.MaintenanceRequest
+	// refused maps a request name to why it cannot run (an unknown workspace or crawler, a
+	// date Monocle does not read).
+	refused map[string]string
+	// stopCrawler is true while a WipeCrawlerData request has not finished.
+	stopCrawler bool
+}
+
+// planMaintenance checks m's maintenance requests against the config in force (cfg, nil when
+// none is valid): a request names a workspace and a crawler of it, and a date Monocle
+// reads. Requests already finished (in status, or their Job in the cache) are left alone.
+func (c *Controller) planMaintenance(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) maintenancePlan {
+	plan := maintenancePlan{requests: m.Spec.Maintenance, refused: map[string]string{}}
+	for _, r := range m.Spec.Maintenance {
+		s := maintenanceStatus(m, r.Name)
+		if s != nil && finishedPhase(s.Phase) {
+			continue
+		}
+		if s != nil {
+			if job, err := c.jobsLister.Jobs(m.Namespace).Get(s.Name); err == nil && isControlledBy(job, m) && finished(job) != "" {
+				continue
+			}
+		}
+		if why := checkRequest(r, cfg); why != "" {
+			plan.refused[r.Name] = why
+			continue
+		}
+		if r.Operation == monoclev1alpha1.WipeCrawlerData {
+			plan.stopCrawler = true
+		}
+	}
+	return plan
+}
+
+// checkRequest returns why r cannot run with cfg, or "".
+func checkRequest(r monoclev1alpha1.MaintenanceRequest, cfg *monocleconfig.Config) string {
+	if cfg == nil {
+		return ""
+	}
+	var workspaces []string
+	for _, w := range cfg.Workspaces {
+		workspaces = append(workspaces, w.Name)
+		if w.Name != r.Workspace {
+			continue
+		}
+		var crawlers []string
+		for _, c := range w.Crawlers {
+			if c.Name == r.Crawler {
+				if r.Operation == monoclev1alpha1.SetCrawlerCommitDate {
+					if err := monocleconfig.ValidateDate(r.CommitDate); err != nil {
+						return fmt.Sprintf("commitDate %q: %v", r.CommitDate, err)
+					}
+				}
+				return ""
+			}
+			crawlers = append(crawlers, c.Name)
+		}
+		return fmt.Sprintf("workspace %s has no crawler %s (it has: %v)", r.Workspace, r.Crawler, crawlers)
+	}
+	return fmt.Sprintf("config.yaml has no workspace %s (it has: %v)", r.Workspace, workspaces)
+}
+
+func maintenanceStatus(m *monoclev1alpha1.Monocle, request string) *monoclev1alpha1.MaintenanceJobStatus {
+	i := slices.IndexFunc(m.Status.Maintenance, func(s monoclev1alpha1.MaintenanceJobStatus) bool { return s.Request == request })
+	if i < 0 {
+		return nil
+	}
+	return m.Status.Maintenance[i].DeepCopy()
+}
+
+func finishedPhase(p monoclev1alpha1.JobPhase) bool {
+	return p == monoclev1alpha1.JobSucceeded || p == monoclev1alpha1.JobFailed
+}
+
+// ensureMaintenance runs the plan's requests, one Job at a time in spec order, and returns
+// their statuses (those of requests no longer in the spec are dropped). A request waits while
+// another maintenance or update-idents Job runs, while no valid config is in force, and, to
+// wipe data, until the crawler has stopped (crawler, the Deployment as this sync left it).
+// A refused request fails at once, with a Warning event.
+func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.Monocle, plan maintenancePlan, configHash string,
+	crawler *appsv1.Deployment, identsRunning bool) ([]monoclev1alpha1.MaintenanceJobStatus, error) {
+	var out []monoclev1alpha1.MaintenanceJobStatus
+	busy := identsRunning
+	for _, r := range plan.requests {
+		if s := maintenanceStatus(m, r.Name); s != nil && (s.Phase == monoclev1alpha1.JobRunning || s.Phase == monoclev1alpha1.JobPending) {
+			busy = busy || s.Phase == monoclev1alpha1.JobRunning
+		}
+	}
+	var errs []error
+	for _, r := range plan.requests {
+		st := maintenanceStatus(m, r.Name)
+		if st == nil {
+			st = &monoclev1alpha1.MaintenanceJobStatus{Request: r.Name, Name: resources.MaintenanceJobName(m, r.Name), Phase: monoclev1alpha1.JobPending}
+		}
+		before := st.DeepCopy()
+		st, err := c.ensureRequest(ctx, m, r, st, plan, configHash, crawler, &busy)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.recordMaintenanceTransition(m, r, before, st)
+		out = append(out, *st)
+	}
+	return out, errors.Join(errs...)
+}
+
+// ensureRequest advances one request; busy says a Job runs, and is set when this one starts.
+func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest,
+	st *monoclev1alpha1.MaintenanceJobStatus, plan maintenancePlan, configHash string, crawler *appsv1.Deployment, busy *bool) (*monoclev1alpha1.MaintenanceJobStatus, error) {
+	if finishedPhase(st.Phase) {
+		return st, nil
+	}
+	if why, refused := plan.refused[r.Name]; refused {
+		st.Phase, st.Message = monoclev1alpha1.JobFailed, "Refused: "+why
+		return st, nil
+	}
+	job, err := c.jobsLister.Jobs(m.Namespace).Get(st.Name)
+	switch {
+	case err == nil && isControlledBy(job, m):
+		return jobStatus(st, job), nil
+	case err == nil:
+		return st, c.nameConflict(m, "Job", st.Name)
+	case !apierrors.IsNotFound(err):
+		return st, fmt.Errorf("reading Job %s from the cache: %w", st.Name, err)
+	case st.Phase == monoclev1alpha1.JobRunning:
+		// Not in the cache: either the cache is behind, or someone deleted the Job.
+		live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, st.Name, metav1.GetOptions{})
+		switch {
+		case err == nil && isControlledBy(live, m):
+			return jobStatus(st, live), nil
+		case err == nil || apierrors.IsNotFound(err):
+			st.Phase, st.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
+			return st, nil
+		default:
+			return st, fmt.Errorf("reading Job %s: %w", st.Name, err)
+		}
+	}
+	switch {
+	case *busy:
+		st.Message = "Waiting for the running maintenance or update-idents Job to finish"
+		return st, nil
+	case configHash == "":
+		st.Message = "Waiting for a valid config"
+		return st, nil
+	case r.Operation == monoclev1alpha1.WipeCrawlerData && crawler != nil &&
+		(ptr.Deref(crawler.Spec.Replicas, 1) > 0 || crawler.Status.Replicas > 0):
+		st.Message = "Waiting for the crawler to stop"
+		return st, nil
+	}
+	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx, resources.NewMaintenanceJob(m, r, configHash),
+		metav1.CreateOptions{FieldManager: ControllerName})
+	if err != nil {
+		return st, fmt.Errorf("creating Job %s: %w", st.Name, err)
+	}
+	*busy = true
+	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run %s", created.Name, describeRequest(r))
+	return jobStatus(st, created), nil
+}
+
+// describeRequest names a request in events: "WipeCrawlerData of crawler gh in workspace demo".
+func describeRequest(r monoclev1alpha1.MaintenanceRequest) string {
+	return fmt.Sprintf("%s of crawler %s in workspace %s", r.Operation, r.Crawler, r.Workspace)
+}
+
+// recordMaintenanceTransition records an event when a request finished since the last status.
+func (c *Controller) recordMaintenanceTransition(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, before, after *monoclev1alpha1.MaintenanceJobStatus) {
+	if before.Phase == after.Phase {
+		return
+	}
+	switch after.Phase {
+	case monoclev1alpha1.JobSucceeded:
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonMaintenanceSucceeded, "Request %s (%s) succeeded", r.Name, describeRequest(r))
+	case monoclev1alpha1.JobFailed:
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonMaintenanceFailed, "Request %s (%s) failed: %s", r.Name, describeRequest(r), after.Message)
+	}
+}
