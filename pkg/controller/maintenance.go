@@ -26,16 +26,87 @@ type maintenancePlan struct {
 	// refused maps a request name to why it cannot run (an unknown workspace or crawler, a
 	// date Monocle does not read).
 	refused map[string]string
-	// stopCrawler is true while a WipeCrawlerData request has not finished.
+	// stopCrawler is true while a WipeCrawlerData request, or an automatic one, has not
+	// finished.
 	stopCrawler bool
+	// automatic are the requests the operator makes itself: those of earlier syncs not
+	// finished (from the status), and those for crawlers whose update_since moved earlier.
+	automatic map[string]bool
+	// crawlers are the crawlers of the config in force, for status.crawlers.
+	crawlers []monoclev1alpha1.CrawlerStatus
+	// moved are the crawlers whose update_since moved earlier in this sync, for events.
+	moved []movedSince
 }
+
+// movedSince is a crawler whose update_since moved earlier, and the request made for it.
+type movedSince struct {
+	from, to string
+	request  monoclev1alpha1.MaintenanceRequest
+}
+
+// maxAutomatic bounds the automatic requests kept in the status (finished ones go first).
+const maxAutomatic = 16
 
 // planMaintenance checks m's maintenance requests against the config in force (cfg, nil when
 // none is valid): a request names a workspace and a crawler of it, and a date Monocle
 // reads. Requests already finished (in status, or their Job in the cache) are left alone.
+//
+// It also makes the automatic requests: Monocle's crawler reads update_since only on its first
+// run and then resumes from the position it stored (ensureCrawlerMetadata in
+// src/Monocle/Backend/Index.hs at 1.11.2; change-metrics/monocle#279, where users deleted
+// their index to crawl again), so when a crawler's update_since moves earlier than the one it
+// was last started with (status.crawlers), a SetCrawlerCommitDate request to the new date runs
+// with the crawler stopped, before it starts with the new config.
 func (c *Controller) planMaintenance(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) maintenancePlan {
-	plan := maintenancePlan{requests: m.Spec.Maintenance, refused: map[string]string{}}
-	for _, r := range m.Spec.Maintenance {
+	plan := maintenancePlan{requests: append([]monoclev1alpha1.MaintenanceRequest(nil), m.Spec.Maintenance...),
+		refused: map[string]string{}, automatic: map[string]bool{}, crawlers: m.Status.Crawlers}
+	// The automatic requests of earlier syncs, newest last; the oldest finished ones are
+	// dropped beyond maxAutomatic.
+	var earlier []monoclev1alpha1.MaintenanceRequest
+	for _, s := range m.Status.Maintenance {
+		if s.Automatic != nil {
+			earlier = append(earlier, *s.Automatic)
+		}
+	}
+	if cfg != nil {
+		plan.crawlers = nil
+		last := map[[2]string]string{}
+		for _, cr := range m.Status.Crawlers {
+			last[[2]string{cr.Workspace, cr.Name}] = cr.UpdateSince
+		}
+		for _, w := range cfg.Workspaces {
+			for _, cr := range w.Crawlers {
+				plan.crawlers = append(plan.crawlers, monoclev1alpha1.CrawlerStatus{Workspace: w.Name, Name: cr.Name, UpdateSince: cr.UpdateSince})
+				from, ok := last[[2]string{w.Name, cr.Name}]
+				if !ok || !sinceMovedEarlier(from, cr.UpdateSince) {
+					continue
+				}
+				r := monoclev1alpha1.MaintenanceRequest{
+					Name:      "since-" + resources.Hash([]string{w.Name, cr.Name, cr.UpdateSince, from})[:8],
+					Operation: monoclev1alpha1.SetCrawlerCommitDate, Workspace: w.Name, Crawler: cr.Name, CommitDate: cr.UpdateSince,
+				}
+				earlier = append(earlier, r)
+				plan.moved = append(plan.moved, movedSince{from: from, to: cr.UpdateSince, request: r})
+			}
+		}
+	}
+	for len(earlier) > maxAutomatic {
+		i := slices.IndexFunc(earlier, func(r monoclev1alpha1.MaintenanceRequest) bool {
+			s := maintenanceStatus(m, r.Name)
+			return s != nil && finishedPhase(s.Phase)
+		})
+		if i < 0 {
+			i = 0
+		}
+		earlier = slices.Delete(earlier, i, i+1)
+	}
+	for _, r := range earlier {
+		if !slices.ContainsFunc(plan.requests, func(s monoclev1alpha1.MaintenanceRequest) bool { return s.Name == r.Name }) {
+			plan.requests = append(plan.requests, r)
+			plan.automatic[r.Name] = true
+		}
+	}
+	for _, r := range plan.requests {
 		s := maintenanceStatus(m, r.Name)
 		if s != nil && finishedPhase(s.Phase) {
 			continue
@@ -49,11 +120,22 @@ func (c *Controller) planMaintenance(m *monoclev1alpha1.Monocle, cfg *monoclecon
 			plan.refused[r.Name] = why
 			continue
 		}
-		if r.Operation == monoclev1alpha1.WipeCrawlerData {
+		if r.Operation == monoclev1alpha1.WipeCrawlerData || plan.automatic[r.Name] {
 			plan.stopCrawler = true
 		}
 	}
 	return plan
+}
+
+// sinceMovedEarlier reports whether update_since to is an earlier date than from; dates that do
+// not parse never count.
+func sinceMovedEarlier(from, to string) bool {
+	f, err := monocleconfig.ParseDate(from)
+	if err != nil {
+		return false
+	}
+	t, err := monocleconfig.ParseDate(to)
+	return err == nil && t.Before(f)
 }
 
 // checkRequest returns why r cannot run with cfg, or "".
@@ -110,11 +192,19 @@ func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.M
 			busy = busy || s.Phase == monoclev1alpha1.JobRunning
 		}
 	}
+	for _, mv := range plan.moved {
+		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateSinceMovedEarlier,
+			"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
+			mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name)
+	}
 	var errs []error
 	for _, r := range plan.requests {
 		st := maintenanceStatus(m, r.Name)
 		if st == nil {
 			st = &monoclev1alpha1.MaintenanceJobStatus{Request: r.Name, Name: resources.MaintenanceJobName(m, r.Name), Phase: monoclev1alpha1.JobPending}
+		}
+		if plan.automatic[r.Name] {
+			st.Automatic = r.DeepCopy()
 		}
 		before := st.DeepCopy()
 		st, err := c.ensureRequest(ctx, m, r, st, plan, configHash, crawler, &busy)

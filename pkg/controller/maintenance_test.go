@@ -113,3 +113,51 @@ func TestMaintenanceRequestRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestUpdateSinceMovedEarlier: a crawler's update_since moved earlier than the one it last
+// started with makes an automatic SetCrawlerCommitDate request, run with the crawler stopped;
+// one moved later makes none.
+func TestUpdateSinceMovedEarlier(t *testing.T) {
+	tokens := newUserSecret("1", map[string]string{"MY_GITHUB_TOKEN": "a"})
+	m, objects := converged(t, withTokens(newMonocle("demo")), tokens)
+	if got := m.Status.Crawlers; len(got) != 1 || got[0] != (monoclev1alpha1.CrawlerStatus{Workspace: "demo", Name: "gh", UpdateSince: "2024-01-01"}) {
+		t.Fatalf("status.crawlers = %+v", got)
+	}
+
+	later := m.DeepCopy()
+	later.Spec.Config = strings.Replace(githubConfig, "2024-01-01", "2025-01-01", 1)
+	_, writes, status := resync(t, later, objects, tokens)
+	if len(status.Status.Maintenance) != 0 || status.Status.Crawlers[0].UpdateSince != "2025-01-01" {
+		t.Errorf("moved later: status.maintenance %+v, crawlers %+v", status.Status.Maintenance, status.Status.Crawlers)
+	}
+	if c := written[*appsv1.Deployment](writes, "demo-crawler"); c != nil && ptr.Deref(c.Spec.Replicas, 1) == 0 {
+		t.Error("moved later: the crawler was stopped")
+	}
+
+	earlier := m.DeepCopy()
+	earlier.Spec.Config = strings.Replace(githubConfig, "2024-01-01", "2023-03-01", 1)
+	f, writes, status := resync(t, earlier, objects, tokens)
+	st := status.Status.Maintenance
+	if len(st) != 1 || st[0].Automatic == nil || st[0].Automatic.Operation != monoclev1alpha1.SetCrawlerCommitDate ||
+		st[0].Automatic.CommitDate != "2023-03-01" || st[0].Automatic.Crawler != "gh" || st[0].Phase != monoclev1alpha1.JobPending {
+		t.Fatalf("status.maintenance = %+v", st)
+	}
+	if c := written[*appsv1.Deployment](writes, "demo-crawler"); c == nil || ptr.Deref(c.Spec.Replicas, 1) != 0 {
+		t.Errorf("the crawler was not stopped: %v", describe(writes))
+	}
+	if !hasEvent(f, corev1.EventTypeNormal, ReasonUpdateSinceMovedEarlier) {
+		t.Error("no UpdateSinceMovedEarlier event")
+	}
+	// The request is kept from the status on the next syncs and runs once the crawler stopped.
+	stopped := written[*appsv1.Deployment](writes, "demo-crawler").DeepCopy()
+	stopped.Status = appsv1.DeploymentStatus{ObservedGeneration: stopped.Generation}
+	_, writes, status = resync(t, status, replaced(objects, stopped, written[*corev1.ConfigMap](writes, "demo-api")), tokens)
+	job := written[*batchv1.Job](writes, resources.MaintenanceJobName(m, st[0].Request))
+	if job == nil || !strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "), "set-crawler-commit-date") ||
+		!strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "), "--commit-date 2023-03-01") {
+		t.Fatalf("no set-crawler-commit-date Job: %v", describe(writes))
+	}
+	if len(status.Status.Maintenance) != 1 || status.Status.Maintenance[0].Phase != monoclev1alpha1.JobRunning {
+		t.Errorf("status.maintenance = %+v", status.Status.Maintenance)
+	}
+}

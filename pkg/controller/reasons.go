@@ -92,6 +92,9 @@ const (
 	// ReasonMaintenanceFailed: a maintenance request failed or was refused (an unknown
 	// workspace or crawler, a date Monocle does not read); it is not retried (Warning event).
 	ReasonMaintenanceFailed = "MaintenanceFailed"
+	// ReasonUpdateSinceMovedEarlier: a crawler's update_since moved earlier, and the operator
+	// made a SetCrawlerCommitDate request to the new date (Normal event).
+	ReasonUpdateSinceMovedEarlier = "UpdateSinceMovedEarlier"
 )
 
 // Reasons of the StorageReady condition and of storage events.

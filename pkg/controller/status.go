@@ -91,6 +91,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	for _, s := range obs.maintenance {
 		status.Maintenance = append(status.Maintenance, *s.DeepCopy())
 	}
+	status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), obs.crawlers...)
 	status.Elasticsearch = statefulSetStatus(obs.elastic)
 	status.API = deploymentStatus(obs.api)
 	status.Crawler = deploymentStatus(obs.crawler)

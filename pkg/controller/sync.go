@@ -33,8 +33,10 @@ type observed struct {
 	configSource monoclev1alpha1.ConfigSource
 	// updateIdents is the last update-idents Job.
 	updateIdents *monoclev1alpha1.MaintenanceJobStatus
-	// maintenance are the statuses of spec.maintenance's requests.
+	// maintenance are the statuses of spec.maintenance's requests and of automatic ones.
 	maintenance []monoclev1alpha1.MaintenanceJobStatus
+	// crawlers are the crawlers of the config in force.
+	crawlers []monoclev1alpha1.CrawlerStatus
 	// assignedURL is https://<host> of a Route whose host the OpenShift router assigned.
 	assignedURL string
 	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
@@ -180,6 +182,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	identsRunning := obs.updateIdents != nil && obs.updateIdents.Phase == monoclev1alpha1.JobRunning
 	obs.maintenance, err = c.ensureMaintenance(ctx, m, maintenance, obs.configHash, obs.crawler, identsRunning)
 	keep(err)
+	obs.crawlers = maintenance.crawlers
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
 		Message: "The operator reconciles this Monocle",
@@ -278,7 +281,8 @@ func namespaceTerminating(err error) bool {
 // syncPaused only reports: a paused Monocle's objects are left as they are, for manual
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
-	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance}
+	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
+		crawlers: m.Status.Crawlers}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

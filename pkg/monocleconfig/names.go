@@ -3,6 +3,7 @@ package monocleconfig
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -65,6 +66,41 @@ func validateVariableName(name string) error {
 		}
 	}
 	return nil
+}
+
+// ParseDate returns the time of a date ValidateDate accepts, in UTC; a zone other than UTC
+// or an offset is applied.
+func ParseDate(s string) (time.Time, error) {
+	if err := validateUpdateSince(s); err != nil {
+		return time.Time{}, err
+	}
+	switch {
+	case len(s) == len("2006-01-02"):
+		return time.Parse("2006-01-02", s)
+	case s[10] == 'T':
+		return time.Parse("2006-01-02T15:04:05Z", s)
+	}
+	t, err := time.Parse("2006-01-02 15:04:05", s[:19])
+	if err != nil {
+		return t, err
+	}
+	zone := s[20:]
+	offsets := map[string]int{"UTC": 0, "UT": 0, "GMT": 0, "Z": 0, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7}
+	if h, ok := offsets[zone]; ok {
+		return t.Add(-time.Duration(h) * time.Hour), nil
+	}
+	if zone[0] == '+' || zone[0] == '-' {
+		digits := strings.ReplaceAll(zone[1:], ":", "")
+		h, _ := strconv.Atoi(digits[:2])
+		mi, _ := strconv.Atoi(digits[2:])
+		d := time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
+		if zone[0] == '+' {
+			d = -d
+		}
+		return t.Add(d), nil
+	}
+	// A military zone letter: the date is compared at day precision anyway.
+	return t, nil
 }
 
 // ValidateDate returns nil when s is a date Monocle reads for update_since and the janitor's

@@ -36,3 +36,22 @@ func TestUpdateSinceFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDateOrders: ParseDate applies zones, so dates compare as instants.
+func TestParseDateOrders(t *testing.T) {
+	for _, c := range [][2]string{
+		{"2023-12-31", "2024-01-01"},
+		{"2024-01-01 00:00:00 UTC", "2024-01-01T00:00:01Z"},
+		{"2024-01-01 12:00:00 +0200", "2024-01-01 11:00:00 UTC"},
+		{"2024-01-01 05:00:00 EST", "2024-01-01 10:30:00 GMT"},
+	} {
+		a, err1 := ParseDate(c[0])
+		b, err2 := ParseDate(c[1])
+		if err1 != nil || err2 != nil || !a.Before(b) {
+			t.Errorf("ParseDate(%q) = %v, %v; ParseDate(%q) = %v, %v; want the first before", c[0], a, err1, c[1], b, err2)
+		}
+	}
+	if _, err := ParseDate("2024-01-01T00:00:00.5Z"); err == nil {
+		t.Error("ParseDate accepts a fraction")
+	}
+}

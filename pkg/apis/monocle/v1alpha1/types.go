@@ -398,9 +398,15 @@ type MonocleStatus struct {
 	// UpdateIdents is the last `monocle janitor update-idents` Job, run after a config change.
 	// +optional
 	UpdateIdents *MaintenanceJobStatus `json:"updateIdents,omitempty"`
-	// Maintenance reports each request of spec.maintenance, by request name, in spec order.
+	// Maintenance reports each request of spec.maintenance, by request name, in spec order,
+	// then the requests the operator made itself (automatic).
 	// +optional
 	Maintenance []MaintenanceJobStatus `json:"maintenance,omitempty"`
+	// Crawlers are the crawlers of the config in force, with the update_since each was last
+	// started with: when one moves earlier, the operator runs set-crawler-commit-date for it
+	// (Monocle's crawler otherwise resumes from its stored position and ignores it).
+	// +optional
+	Crawlers []CrawlerStatus `json:"crawlers,omitempty"`
 	// API is the state of the API Deployment.
 	// +optional
 	API ComponentStatus `json:"api,omitempty"`
@@ -434,6 +440,10 @@ type MaintenanceJobStatus struct {
 	// update-idents.
 	// +optional
 	Request string `json:"request,omitempty"`
+	// Automatic is the request the operator made itself, when a crawler's update_since moved
+	// earlier; unset for spec.maintenance's requests and update-idents.
+	// +optional
+	Automatic *MaintenanceRequest `json:"automatic,omitempty"`
 	// Name is the Job's name.
 	// +optional
 	Name string `json:"name,omitempty"`
@@ -453,6 +463,17 @@ type MaintenanceJobStatus struct {
 	// Message explains a failure.
 	// +optional
 	Message string `json:"message,omitempty"`
+}
+
+// CrawlerStatus is one crawler of the config in force.
+type CrawlerStatus struct {
+	// Workspace is the crawler's workspace.
+	Workspace string `json:"workspace"`
+	// Name is the crawler's name.
+	Name string `json:"name"`
+	// UpdateSince is the update_since the crawler was last started with.
+	// +optional
+	UpdateSince string `json:"updateSince,omitempty"`
 }
 
 // ConfigSource is where a Monocle's config.yaml comes from.
