@@ -48,6 +48,7 @@ func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interf
 			PodDisruptionBudgets:   kubeFactory.Policy().V1().PodDisruptionBudgets(),
 			PersistentVolumeClaims: kubeFactory.Core().V1().PersistentVolumeClaims(),
 			Ingresses:              kubeFactory.Networking().V1().Ingresses(),
+			NetworkPolicies:        kubeFactory.Networking().V1().NetworkPolicies(),
 			Optional: controller.OptionalAPIs{
 				Dynamic: dynamicClient, Discovery: kubeClient.Discovery(), Namespace: ns,
 				Resync: o.resync, TweakListOptions: managedBy, DiscoveryInterval: o.discovery,

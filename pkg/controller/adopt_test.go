@@ -131,7 +131,8 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		expectCreate(desiredAPI),
 		expectUpdate(merged(c.deployments, desiredAPI, find[*appsv1.Deployment](objects, "monocle-sample-api"))),
 		expectCreate(desiredCrawler),
-		expectUpdate(merged(c.deployments, desiredCrawler, find[*appsv1.Deployment](objects, "monocle-sample-crawler"))))
+		expectUpdate(merged(c.deployments, desiredCrawler, find[*appsv1.Deployment](objects, "monocle-sample-crawler"))),
+		expectCreate(resources.NewNetworkPolicy(m)))
 
 	// What the adoption must keep, whichever way the kinds merge.
 	secret = written[*corev1.Secret](kubeWrites, "monocle-sample-api")

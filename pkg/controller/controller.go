@@ -91,6 +91,7 @@ type Controller struct {
 	statefulSets   kindClient[*appsv1.StatefulSet]
 	pdbs           kindClient[*policyv1.PodDisruptionBudget]
 	ingresses      kindClient[*networkingv1.Ingress]
+	netpols        kindClient[*networkingv1.NetworkPolicy]
 	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not.
 	optional *optionalKinds
 	// ownedHandler is the event handler of every owned kind's informer.
@@ -128,6 +129,7 @@ type Informers struct {
 	PodDisruptionBudgets   policyinformers.PodDisruptionBudgetInformer
 	PersistentVolumeClaims coreinformers.PersistentVolumeClaimInformer
 	Ingresses              networkinginformers.IngressInformer
+	NetworkPolicies        networkinginformers.NetworkPolicyInformer
 	// Optional serves the owned kinds of optional APIs (Gateway API HTTPRoutes, OpenShift
 	// Routes); with a nil Dynamic client, those APIs count as not served.
 	Optional OptionalAPIs
@@ -213,6 +215,12 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 	var err error
 	if c.ingresses, err = ownKind(c, "Ingress", inf.Ingresses.Informer(), networkingv1.Resource("ingresses"),
 		func(ns string) typedClient[*networkingv1.Ingress] { return kubeclientset.NetworkingV1().Ingresses(ns) }); err != nil {
+		return nil, err
+	}
+	if c.netpols, err = ownKind(c, "NetworkPolicy", inf.NetworkPolicies.Informer(), networkingv1.Resource("networkpolicies"),
+		func(ns string) typedClient[*networkingv1.NetworkPolicy] {
+			return kubeclientset.NetworkingV1().NetworkPolicies(ns)
+		}); err != nil {
 		return nil, err
 	}
 	for name, informer := range map[string]cache.SharedIndexInformer{

@@ -125,6 +125,7 @@ func (f *fixture) newController() *Controller {
 		PodDisruptionBudgets:   k.Policy().V1().PodDisruptionBudgets(),
 		PersistentVolumeClaims: k.Core().V1().PersistentVolumeClaims(),
 		Ingresses:              k.Networking().V1().Ingresses(),
+		NetworkPolicies:        k.Networking().V1().NetworkPolicies(),
 		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
 	}, "test")
@@ -158,6 +159,8 @@ func (f *fixture) newController() *Controller {
 			indexer = k.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
 		case *networkingv1.Ingress:
 			indexer = k.Networking().V1().Ingresses().Informer().GetIndexer()
+		case *networkingv1.NetworkPolicy:
+			indexer = k.Networking().V1().NetworkPolicies().Informer().GetIndexer()
 		default:
 			f.t.Fatalf("unexpected seeded object %T", obj)
 		}
@@ -490,7 +493,8 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)),
 		expectCreate(resources.NewAPIService(m)),
 		expectCreate(resources.NewAPIDeployment(m, in)),
-		expectCreate(resources.NewCrawlerDeployment(m, in)))
+		expectCreate(resources.NewCrawlerDeployment(m, in)),
+		expectCreate(resources.NewNetworkPolicy(m)))
 	// What the builders must give every object, for the garbage collector and the informers.
 	for _, o := range objects {
 		if !isControlledBy(o.(metav1.Object), m) {
@@ -534,8 +538,8 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
-	if n := len(f.recorder.Events); n != 8 {
-		t.Errorf("recorded %d events, want one per created object (8)", n)
+	if n := len(f.recorder.Events); n != 9 {
+		t.Errorf("recorded %d events, want one per created object (9)", n)
 	}
 }
 

@@ -167,6 +167,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 	}
 	keep(c.ensureAPIDisruptionBudget(ctx, m))
+	_, err = ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m))
+	keep(err)
 	exposed, exposeErrs := c.ensureExposure(ctx, m)
 	for _, err := range exposeErrs {
 		keep(err)

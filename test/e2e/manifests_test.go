@@ -47,6 +47,8 @@ var operatorRules = []string{
 	"policy/poddisruptionbudgets get", "policy/poddisruptionbudgets list", "policy/poddisruptionbudgets watch",
 	"policy/poddisruptionbudgets create", "policy/poddisruptionbudgets update", "policy/poddisruptionbudgets delete",
 	"storage.k8s.io/storageclasses get",
+	"networking.k8s.io/networkpolicies get", "networking.k8s.io/networkpolicies list", "networking.k8s.io/networkpolicies watch",
+	"networking.k8s.io/networkpolicies create", "networking.k8s.io/networkpolicies update",
 	"networking.k8s.io/ingresses get", "networking.k8s.io/ingresses list", "networking.k8s.io/ingresses watch",
 	"networking.k8s.io/ingresses create", "networking.k8s.io/ingresses update", "networking.k8s.io/ingresses delete",
 	"gateway.networking.k8s.io/httproutes get", "gateway.networking.k8s.io/httproutes list",

@@ -1,0 +1,60 @@
+package resources
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// NetworkPolicyName is the name of the NetworkPolicy of Monocle m: "<name>".
+func NetworkPolicyName(m *monoclev1alpha1.Monocle) string { return m.Name }
+
+// NewNetworkPolicy builds the NetworkPolicy "<name>" that guards the pods of Monocle m that
+// listen on the network, its Elasticsearch and API pods (policyTypes Ingress only: egress is
+// left alone, the crawler reaches the providers on the internet):
+//   - Elasticsearch has no authentication (Monocle runs it with security off), so its port
+//     9200 admits only this Monocle's own pods: the API, the crawler and the maintenance Jobs,
+//     which carry the instance's labels. Another Monocle's pods in the same namespace, or any
+//     other pod of the cluster, are refused.
+//   - The API's port 8080 admits every source: the web UI's users come through an Ingress
+//     controller, a Gateway or an OpenShift router that run in namespaces the operator does
+//     not know, and the crawler of this Monocle reaches it too. No other port of those pods is
+//     admitted.
+//
+// The ports are numbers, not names: both containers name their port "http". A policy is
+// enforced only by a network plugin that implements NetworkPolicy (Calico, Cilium,
+// OVN-Kubernetes...); elsewhere it is inert. Kubelet probes are not affected.
+func NewNetworkPolicy(m *monoclev1alpha1.Monocle) *networkingv1.NetworkPolicy {
+	tcp := ptr.To(corev1.ProtocolTCP)
+	p := &networkingv1.NetworkPolicy{
+		ObjectMeta: objectMeta(m, NetworkPolicyName(m), ""),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{
+				MatchLabels: map[string]string{NameLabel: "monocle", InstanceLabel: m.Name},
+				MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: ComponentLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{ComponentAPI, ComponentElastic},
+				}},
+			},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{
+				{
+					From: []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{
+						MatchLabels: map[string]string{NameLabel: "monocle", InstanceLabel: m.Name},
+					}}},
+					Ports: []networkingv1.NetworkPolicyPort{{Protocol: tcp, Port: ptr.To(intstr.FromInt32(ElasticPort))}},
+				},
+				{
+					Ports: []networkingv1.NetworkPolicyPort{{Protocol: tcp, Port: ptr.To(intstr.FromInt32(APIPort))}},
+				},
+			},
+		},
+	}
+	// The policy belongs to no one component.
+	delete(p.Labels, ComponentLabel)
+	setSpecHash(&p.ObjectMeta, p.Spec)
+	return p
+}

@@ -1,0 +1,73 @@
+package resources
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// TestNetworkPolicySelectsTheRightPods checks the policy against the pod labels the builders
+// make: it guards this Monocle's API and Elasticsearch pods and not its crawler or another
+// Monocle's pods; Elasticsearch's port admits this Monocle's API, crawler and Job pods only;
+// the API's port admits everyone.
+func TestNetworkPolicySelectsTheRightPods(t *testing.T) {
+	m := &monoclev1alpha1.Monocle{}
+	m.Name, m.Namespace = "demo", "ns"
+	other := &monoclev1alpha1.Monocle{}
+	other.Name, other.Namespace = "other", "ns"
+	in := Inputs{ConfigHash: "c", SecretHash: "s"}
+	pods := map[string]map[string]string{
+		"api":           NewAPIDeployment(m, in).Spec.Template.Labels,
+		"crawler":       NewCrawlerDeployment(m, in).Spec.Template.Labels,
+		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template.Labels,
+		"update-idents": NewUpdateIdentsJob(m, "c").Spec.Template.Labels,
+		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c").Spec.Template.Labels,
+		"other api":     NewAPIDeployment(other, in).Spec.Template.Labels,
+		"other crawler": NewCrawlerDeployment(other, in).Spec.Template.Labels,
+		"other elastic": NewElasticStatefulSet(other, ElasticDataVolume).Spec.Template.Labels,
+	}
+	p := NewNetworkPolicy(m)
+	selector := mustSelector(t, &p.Spec.PodSelector)
+	for name, want := range map[string]bool{"api": true, "elastic": true, "crawler": false, "update-idents": false,
+		"other api": false, "other elastic": false} {
+		if got := selector.Matches(labels.Set(pods[name])); got != want {
+			t.Errorf("the policy guards the %s pods: %v, want %v", name, got, want)
+		}
+	}
+	if len(p.Spec.Ingress) != 2 {
+		t.Fatalf("ingress rules = %+v", p.Spec.Ingress)
+	}
+	elastic, api := p.Spec.Ingress[0], p.Spec.Ingress[1]
+	if elastic.Ports[0].Port.IntValue() != ElasticPort || *elastic.Ports[0].Protocol != corev1.ProtocolTCP || len(elastic.From) != 1 {
+		t.Fatalf("Elasticsearch rule = %+v", elastic)
+	}
+	from := mustSelector(t, elastic.From[0].PodSelector)
+	for name, want := range map[string]bool{"api": true, "crawler": true, "update-idents": true, "maintenance": true,
+		"other api": false, "other crawler": false} {
+		if got := from.Matches(labels.Set(pods[name])); got != want {
+			t.Errorf("Elasticsearch admits the %s pods: %v, want %v", name, got, want)
+		}
+	}
+	if elastic.From[0].NamespaceSelector != nil {
+		t.Error("Elasticsearch admits pods of other namespaces")
+	}
+	if api.Ports[0].Port.IntValue() != APIPort || len(api.From) != 0 {
+		t.Errorf("API rule = %+v, want port %d from everywhere", api, APIPort)
+	}
+	if _, ok := p.Labels[ComponentLabel]; ok || p.Labels[ManagedByLabel] != ManagedByValue || p.Name != "demo" {
+		t.Errorf("metadata = %+v", p.ObjectMeta)
+	}
+}
+
+func mustSelector(t *testing.T, s *metav1.LabelSelector) labels.Selector {
+	t.Helper()
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel
+}
