@@ -164,8 +164,8 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		!equality.Semantic.DeepEqual(sts.Spec.VolumeClaimTemplates, before.Spec.VolumeClaimTemplates) || sts.Spec.ServiceName != before.Spec.ServiceName {
 		t.Errorf("an immutable StatefulSet field changed")
 	}
-	if mounts := sts.Spec.Template.Spec.Containers[0].VolumeMounts; len(mounts) != 1 || mounts[0].Name != "monocle-sample-elastic-data-volume" {
-		t.Errorf("Elasticsearch mounts %v, want the earlier volume claim template", mounts)
+	if mounts := sts.Spec.Template.Spec.Containers[0].VolumeMounts; mounts[0].Name != "monocle-sample-elastic-data-volume" || mounts[0].MountPath != "/usr/share/elasticsearch/data" {
+		t.Errorf("Elasticsearch mounts %v, want the earlier volume claim template at the data directory", mounts)
 	}
 	for _, name := range []string{"monocle-sample-api", "monocle-sample-crawler"} {
 		d := written[*appsv1.Deployment](kubeWrites, name)

@@ -31,6 +31,9 @@ func NewElasticService(m *monoclev1alpha1.Monocle) *corev1.Service {
 	return newService(m, ElasticName(m), ComponentElastic, "http", ElasticPort)
 }
 
+// elasticHome is the Elasticsearch image's home directory (ES_HOME).
+const elasticHome = "/usr/share/elasticsearch"
+
 // ElasticPVCName is the name of the PVC the StatefulSet of Monocle m creates from its volume
 // claim template named volume (ElasticDataVolume, or EarlierElasticDataVolume for an adopted
 // StatefulSet): "<volume>-<name>-elastic-0".
@@ -43,8 +46,32 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // retained when the StatefulSet is deleted or scaled down: index data is only deleted by a
 // user. Elasticsearch runs with node.store.allow_mmap=false so it needs no privileged sysctl,
 // and single-node discovery.
+//
+// Its root filesystem is read-only. Elasticsearch 7.17's official image writes, besides the
+// data directory: its config directory (the bootstrap creates or upgrades
+// config/elasticsearch.keystore, through a keystore.tmp beside it: elastic/elasticsearch#119341),
+// logs/ (the GC log of jvm.options), and /tmp (ES_TMPDIR, made by bin/elasticsearch-env, and
+// the here-documents of the image's docker-entrypoint.sh: elastic/elasticsearch#95542). Each
+// gets an emptyDir; the config directory's is filled with the image's own config by an init
+// container of the same image, as ECK's elastic-internal-init-filesystem does.
 func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.StatefulSet {
 	image := ElasticImage(m)
+	configVol, configMount := emptyDir("config", elasticHome+"/config")
+	logsVol, logsMount := emptyDir("logs", elasticHome+"/logs")
+	tmpVol, tmpMount := emptyDir("tmp", "/tmp")
+	initConfigMount := configMount
+	initConfigMount.MountPath = "/mnt/config"
+	initContainer := corev1.Container{
+		Name:    "init-config",
+		Image:   image,
+		Command: []string{"cp", "-R", elasticHome + "/config/.", initConfigMount.MountPath + "/"},
+		// The copy is small; the limits keep it under a namespace's LimitRange defaults.
+		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		VolumeMounts:             []corev1.VolumeMount{initConfigMount},
+		SecurityContext:          restrictedContainerSecurityContext(),
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
 	container := corev1.Container{
 		Name:  ComponentElastic,
 		Image: image,
@@ -61,7 +88,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 		ReadinessProbe:           httpProbe("/_cluster/health?wait_for_status=yellow&timeout=2s", "http", 10, 5, 3),
 		LivenessProbe:            tcpProbe("http", 20, 5, 3),
 		Resources:                ElasticResources(m),
-		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: "/usr/share/elasticsearch/data"}},
+		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: elasticHome + "/data"}, configMount, logsMount, tmpMount},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -92,7 +119,9 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
+					InitContainers:                []corev1.Container{initContainer},
 					Containers:                    []corev1.Container{container},
+					Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol},
 					SecurityContext:               podSecurity,
 					AutomountServiceAccountToken:  ptr.To(false),
 					EnableServiceLinks:            ptr.To(false),

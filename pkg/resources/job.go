@@ -42,6 +42,7 @@ func UpdateIdentsJobName(m *monoclev1alpha1.Monocle, configHash string) string {
 // hold the config of configHash when the Job starts.
 func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string) *batchv1.Job {
 	vol, mount := configVolume(ConfigMapName(m))
+	tmp, tmpMount := emptyDir("tmp", "/tmp")
 	labels := Labels(m, ComponentUpdateIdents)
 	return &batchv1.Job{
 		ObjectMeta: objectMeta(m, UpdateIdentsJobName(m, configHash), ComponentUpdateIdents),
@@ -58,13 +59,13 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string) *batchv1.
 						Image: APIImage(m),
 						Command: []string{"monocle", "janitor", "update-idents",
 							"--elastic", ElasticURL(m), "--config", ConfigPath},
-						VolumeMounts:             []corev1.VolumeMount{mount},
+						VolumeMounts:             []corev1.VolumeMount{mount, tmpMount},
 						Resources:                resourcesOr(nil, "50m", "128Mi", "512Mi"),
 						SecurityContext:          restrictedContainerSecurityContext(),
 						ImagePullPolicy:          corev1.PullIfNotPresent,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 					}},
-					Volumes:                      []corev1.Volume{vol},
+					Volumes:                      []corev1.Volume{vol, tmp},
 					SecurityContext:              restrictedPodSecurityContext(),
 					AutomountServiceAccountToken: ptr.To(false),
 					EnableServiceLinks:           ptr.To(false),

@@ -20,12 +20,21 @@ func restrictedPodSecurityContext() *corev1.PodSecurityContext {
 	}
 }
 
-// restrictedContainerSecurityContext passes the "restricted" Pod Security Standard.
+// restrictedContainerSecurityContext passes the "restricted" Pod Security Standard, with a
+// read-only root filesystem: each container writes only to the volumes it is given (see
+// monoclePodSpec and elasticPodSpec for what Monocle and Elasticsearch write).
 func restrictedContainerSecurityContext() *corev1.SecurityContext {
 	return &corev1.SecurityContext{
 		AllowPrivilegeEscalation: ptr.To(false),
 		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		ReadOnlyRootFilesystem:   ptr.To(true),
 	}
+}
+
+// emptyDir returns a scratch volume name and its mount at path.
+func emptyDir(name, path string) (corev1.Volume, corev1.VolumeMount) {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		corev1.VolumeMount{Name: name, MountPath: path}
 }
 
 // httpProbe returns an HTTP GET probe. Every numeric field is set, including those the API
@@ -102,16 +111,21 @@ func podTemplateAnnotations(in Inputs, image string) map[string]string {
 	return a
 }
 
-// monoclePodSpec is the pod spec shared by the API and the crawler.
+// monoclePodSpec is the pod spec shared by the API and the crawler. Monocle (1.11.2) writes
+// nothing at run time: the API reads index.html into memory and serves it with __API_URL__
+// replaced (mkStaticMiddleware in src/Monocle/Main.hs), the config is read from the
+// ConfigMap, and the only file writes of src/ are in tests (src/Monocle/Effects.hs). Its
+// root filesystem is read-only, with an emptyDir at /tmp for libraries that may want one.
 func monoclePodSpec(container corev1.Container, configMap string) corev1.PodSpec {
 	vol, mount := configVolume(configMap)
-	container.VolumeMounts = append(container.VolumeMounts, mount)
+	tmp, tmpMount := emptyDir("tmp", "/tmp")
+	container.VolumeMounts = append(container.VolumeMounts, mount, tmpMount)
 	container.SecurityContext = restrictedContainerSecurityContext()
 	container.ImagePullPolicy = corev1.PullIfNotPresent
 	container.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	return corev1.PodSpec{
 		Containers:                    []corev1.Container{container},
-		Volumes:                       []corev1.Volume{vol},
+		Volumes:                       []corev1.Volume{vol, tmp},
 		SecurityContext:               restrictedPodSecurityContext(),
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
