@@ -59,25 +59,31 @@ type options struct {
 	discovery     time.Duration
 }
 
+// bindFlags registers the operator's own flags on fs, filling o, and returns the --version
+// flag. The README's flag table is tested against it (flags_test.go).
+func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
+	fs.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
+	fs.IntVar(&o.workers, "workers", 4, "Number of Monocles synced at once.")
+	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the operator's client may send to the API server (see the README's benchmarks for the choice).")
+	fs.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries above kube-api-qps the client may send.")
+	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty means all namespaces.")
+	fs.DurationVar(&o.resync, "resync-period", 10*time.Hour, "How often every Monocle is synced even without a change.")
+	fs.StringVar(&o.httpAddr, "http-address", ":8080", "Address serving /metrics, /healthz and /readyz. Empty disables it.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader with a Lease so that only one replica writes.")
+	fs.StringVar(&o.leaseNS, "leader-election-namespace", "", "Namespace of the leader election Lease. Empty means the pod's namespace ($POD_NAMESPACE or the service account's).")
+	fs.StringVar(&o.leaseName, "leader-election-id", "monocle-operator", "Name of the leader election Lease.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
+	fs.DurationVar(&o.discovery, "api-discovery-interval", time.Minute, "How often the operator asks the API server which optional APIs it serves (Gateway API, OpenShift Routes), so that a CRD installed later is used.")
+	return fs.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
+}
+
 func main() {
 	logConfig := addLoggingFlags(flag.CommandLine)
 	var o options
-	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
-	flag.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
-	flag.IntVar(&o.workers, "workers", 4, "Number of Monocles synced at once.")
-	flag.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the operator's client may send to the API server (see the README's benchmarks for the choice).")
-	flag.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries above kube-api-qps the client may send.")
-	flag.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty means all namespaces.")
-	flag.DurationVar(&o.resync, "resync-period", 10*time.Hour, "How often every Monocle is synced even without a change.")
-	flag.StringVar(&o.httpAddr, "http-address", ":8080", "Address serving /metrics, /healthz and /readyz. Empty disables it.")
-	flag.BoolVar(&o.leaderElect, "leader-elect", true, "Elect a leader with a Lease so that only one replica writes.")
-	flag.StringVar(&o.leaseNS, "leader-election-namespace", "", "Namespace of the leader election Lease. Empty means the pod's namespace ($POD_NAMESPACE or the service account's).")
-	flag.StringVar(&o.leaseName, "leader-election-id", "monocle-operator", "Name of the leader election Lease.")
-	flag.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a lease is valid without renewal; standbys wait this long after a leader dies.")
-	flag.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
-	flag.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
-	flag.DurationVar(&o.discovery, "api-discovery-interval", time.Minute, "How often the operator asks the API server which optional APIs it serves (Gateway API, OpenShift Routes), so that a CRD installed later is used.")
-	showVersion := flag.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
+	showVersion := bindFlags(flag.CommandLine, &o)
 	flag.Parse()
 	info := version.Info()
 	if *showVersion {
