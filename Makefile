@@ -115,3 +115,24 @@ IMAGE_DIR ?= _output/image
 ## commit's time, so two builds of one commit give the same digests.
 image:
 	$(GO) run ./hack/image -out "$(IMAGE_DIR)" -repo "$(IMAGE_REPO)" -version "$(VERSION)" -revision "$(COMMIT)" -ldflags "$(LDFLAGS)"
+
+## image-push: push the image make image built ($(IMAGE_DIR)/layout) to $(IMAGE_REPO):$(VERSION),
+## every platform, by digest (hack/image-push, go-containerregistry; credentials from
+## ~/.docker/config.json); prints <repo>:<tag>@<digest>
+.PHONY: image-push
+image-push:
+	@$(GO) run ./hack/image-push -layout "$(IMAGE_DIR)/layout" -repo "$(IMAGE_REPO)"
+
+# cyclonedx-gomod, built from the Go module proxy at this version into bin/tools.
+CYCLONEDX_GOMOD_VERSION := v1.9.0
+CYCLONEDX_GOMOD := $(BIN_DIR)/tools/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)/cyclonedx-gomod
+
+## sbom: the CycloneDX SBOM of the operator binary (the modules of its linux/amd64 build) into
+## $(RELEASE_DIR)/monocle-operator.cdx.json
+.PHONY: sbom
+sbom: $(CYCLONEDX_GOMOD)
+	mkdir -p "$(RELEASE_DIR)"
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(CYCLONEDX_GOMOD) app -json -licenses=false -main cmd/monocle-operator -output "$(RELEASE_DIR)/monocle-operator.cdx.json" .
+
+$(CYCLONEDX_GOMOD):
+	GOBIN="$(abspath $(dir $(CYCLONEDX_GOMOD)))" $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
