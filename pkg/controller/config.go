@@ -146,28 +146,8 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 		return want, nil
 	}
 
-	job, err := c.jobsLister.Jobs(m.Namespace).Get(want.Name)
-	switch {
-	case err == nil && isControlledBy(job, m):
-		return jobStatus(want, job), nil
-	case err == nil:
-		return want, c.nameConflict(m, "Job", want.Name)
-	case !apierrors.IsNotFound(err):
-		return want, fmt.Errorf("reading Job %s from the cache: %w", want.Name, err)
-	case want.Phase == monoclev1alpha1.JobRunning:
-		// The cache may not have seen the Job created a moment ago: ask the API server
-		// before concluding it is gone. Only a user deletes a running Job (the TTL
-		// controller waits for it to finish).
-		live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, want.Name, metav1.GetOptions{})
-		switch {
-		case err == nil && isControlledBy(live, m):
-			return jobStatus(want, live), nil
-		case err == nil || apierrors.IsNotFound(err):
-			want.Phase, want.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
-			return want, nil
-		default:
-			return want, fmt.Errorf("reading Job %s: %w", want.Name, err)
-		}
+	if tracked, known, err := c.trackJob(ctx, m, want); known || err != nil {
+		return tracked, err
 	}
 
 	if running, err := c.activeUpdateIdentsJob(m); err != nil || running != "" {
@@ -188,6 +168,36 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
 	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run update-idents for the new config", created.Name)
 	return jobStatus(want, created), nil
+}
+
+// trackJob follows the Job of a maintenance status st that has not finished: known is true
+// when the Job exists (out is then its status) or is gone for good (out says Failed), false
+// when it is yet to be created. It reads the cache; a Running Job the cache does not have is
+// asked of the API server before it is called deleted, since the cache may not have seen a
+// Job created a moment ago (only a user deletes a running Job: the TTL controller waits for
+// it to finish). A Job of that name m does not control is a name conflict.
+func (c *Controller) trackJob(ctx context.Context, m *monoclev1alpha1.Monocle, st *monoclev1alpha1.MaintenanceJobStatus) (out *monoclev1alpha1.MaintenanceJobStatus, known bool, err error) {
+	job, err := c.jobsLister.Jobs(m.Namespace).Get(st.Name)
+	switch {
+	case err == nil && isControlledBy(job, m):
+		return jobStatus(st, job), true, nil
+	case err == nil:
+		return st, true, c.nameConflict(m, "Job", st.Name)
+	case !apierrors.IsNotFound(err):
+		return st, true, fmt.Errorf("reading Job %s from the cache: %w", st.Name, err)
+	case st.Phase != monoclev1alpha1.JobRunning:
+		return st, false, nil
+	}
+	live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, st.Name, metav1.GetOptions{})
+	switch {
+	case err == nil && isControlledBy(live, m):
+		return jobStatus(st, live), true, nil
+	case err == nil || apierrors.IsNotFound(err):
+		st.Phase, st.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
+		return st, true, nil
+	default:
+		return st, true, fmt.Errorf("reading Job %s: %w", st.Name, err)
+	}
 }
 
 // runsConfig reports whether Deployment d has rolled out a pod template of config configHash

@@ -8,7 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -227,26 +226,8 @@ func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monoc
 		st.Phase, st.Message = monoclev1alpha1.JobFailed, "Refused: "+why
 		return st, nil
 	}
-	job, err := c.jobsLister.Jobs(m.Namespace).Get(st.Name)
-	switch {
-	case err == nil && isControlledBy(job, m):
-		return jobStatus(st, job), nil
-	case err == nil:
-		return st, c.nameConflict(m, "Job", st.Name)
-	case !apierrors.IsNotFound(err):
-		return st, fmt.Errorf("reading Job %s from the cache: %w", st.Name, err)
-	case st.Phase == monoclev1alpha1.JobRunning:
-		// Not in the cache: either the cache is behind, or someone deleted the Job.
-		live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, st.Name, metav1.GetOptions{})
-		switch {
-		case err == nil && isControlledBy(live, m):
-			return jobStatus(st, live), nil
-		case err == nil || apierrors.IsNotFound(err):
-			st.Phase, st.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
-			return st, nil
-		default:
-			return st, fmt.Errorf("reading Job %s: %w", st.Name, err)
-		}
+	if tracked, known, err := c.trackJob(ctx, m, st); known || err != nil {
+		return tracked, err
 	}
 	switch {
 	case *busy:
