@@ -67,7 +67,8 @@ func checkServiceAccountOnly(t *testing.T, requests []testkit.AuditEvent) int {
 
 // checkSingleWriter fails the test on any write (other than to the Lease) by a replica that
 // did not hold the Lease when the API server received it. Who holds the Lease at a time is
-// the holderIdentity of the last Lease write completed before then; a release sets it to "".
+// the holderIdentity of the last Lease write completed before then; a release by the holder
+// sets it to "".
 // It returns the leaders in the order they took over.
 func checkSingleWriter(t *testing.T, requests []testkit.AuditEvent) []string {
 	t.Helper()
@@ -83,6 +84,14 @@ func checkSingleWriter(t *testing.T, requests []testkit.AuditEvent) []string {
 		h, err := holder(l)
 		if err != nil {
 			t.Fatalf("parsing the audit log: %v", err)
+		}
+		// A replica deposed while it was frozen can, once it resumes, release (holder "") a
+		// Lease its successor already took: client-go's ReleaseOnCancel writes with the
+		// Lease it read last. That write does not make the successor stop leading (it holds
+		// the Lease by its own acquisition and takes it back on its next renewal), so a
+		// release by anyone but the holder in effect leaves the holder unchanged.
+		if h == "" && i > 0 && l.UserAgent != "monocle-operator/"+holders[i-1] {
+			h = holders[i-1]
 		}
 		holders[i] = h
 	}
