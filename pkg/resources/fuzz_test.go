@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -85,6 +86,7 @@ func buildAll(m *monoclev1alpha1.Monocle, keys map[string][]byte) []any {
 		NewConfigMap(m, Config(m)),
 		NewUpdateIdentsJob(m, in.ConfigHash),
 		NewAPIPodDisruptionBudget(m),
+		NewNetworkPolicy(m),
 	}
 }
 
@@ -172,6 +174,7 @@ func validateBuilt(m *monoclev1alpha1.Monocle, obj any) field.ErrorList {
 
 	var template *corev1.PodTemplateSpec
 	var selector *metav1.LabelSelector
+	var claims []string
 	switch o := obj.(type) {
 	case *corev1.Service:
 		nameIs(validation.IsDNS1035Label(o.Name))
@@ -184,6 +187,7 @@ func validateBuilt(m *monoclev1alpha1.Monocle, obj any) field.ErrorList {
 		nameIs(validation.IsDNS1123Label(o.Name + "-0"))
 		template, selector = &o.Spec.Template, o.Spec.Selector
 		for _, pvc := range o.Spec.VolumeClaimTemplates {
+			claims = append(claims, pvc.Name)
 			nameIs(validation.IsDNS1123Subdomain(pvc.Name + "-" + o.Name + "-0"))
 			if got, want := pvc.Spec.Resources.Requests[corev1.ResourceStorage], StorageSize(m); got.Cmp(want) != 0 {
 				errs = append(errs, field.Invalid(field.NewPath("spec", "volumeClaimTemplates"), got.String(), "want "+want.String()))
@@ -193,6 +197,16 @@ func validateBuilt(m *monoclev1alpha1.Monocle, obj any) field.ErrorList {
 		// The Job controller labels the Job's pods with its name.
 		nameIs(validation.IsDNS1123Label(o.Name))
 		template = &o.Spec.Template
+	case *networkingv1.NetworkPolicy:
+		nameIs(validation.IsDNS1123Subdomain(o.Name))
+		spath := field.NewPath("spec")
+		opts := metav1validation.LabelSelectorValidationOptions{}
+		errs = append(errs, metav1validation.ValidateLabelSelector(&o.Spec.PodSelector, opts, spath.Child("podSelector"))...)
+		for _, rule := range o.Spec.Ingress {
+			for _, peer := range rule.From {
+				errs = append(errs, metav1validation.ValidateLabelSelector(peer.PodSelector, opts, spath.Child("ingress", "from", "podSelector"))...)
+			}
+		}
 	default:
 		nameIs(validation.IsDNS1123Subdomain(meta.GetName()))
 	}
@@ -200,7 +214,7 @@ func validateBuilt(m *monoclev1alpha1.Monocle, obj any) field.ErrorList {
 		tpath := field.NewPath("spec", "template", "metadata")
 		errs = append(errs, metav1validation.ValidateLabels(template.Labels, tpath.Child("labels"))...)
 		errs = append(errs, apivalidation.ValidateAnnotations(template.Annotations, tpath.Child("annotations"))...)
-		errs = append(errs, validatePodSpec(&template.Spec)...)
+		errs = append(errs, validatePodSpec(&template.Spec, claims)...)
 		if selector != nil {
 			sel, err := metav1.LabelSelectorAsSelector(selector)
 			if err != nil || !sel.Matches(labels.Set(template.Labels)) || sel.Empty() {
@@ -211,16 +225,46 @@ func validateBuilt(m *monoclev1alpha1.Monocle, obj any) field.ErrorList {
 	return errs
 }
 
-func validatePodSpec(spec *corev1.PodSpec) field.ErrorList {
+// validatePodSpec checks what the API server checks of a pod spec's volume names, and of
+// each container (init containers included): name, image, env names, port names, and that
+// every volume mount names a volume of the pod, or one of claims (a StatefulSet's volume claim
+// templates), at a path of its own.
+func validatePodSpec(spec *corev1.PodSpec, claims []string) field.ErrorList {
 	var errs field.ErrorList
 	path := field.NewPath("spec", "template", "spec")
+	volumes := map[string]bool{}
+	for _, c := range claims {
+		volumes[c] = true
+	}
 	for _, v := range spec.Volumes {
+		volumes[v.Name] = true
 		for _, p := range validation.IsDNS1123Label(v.Name) {
 			errs = append(errs, field.Invalid(path.Child("volumes"), v.Name, p))
 		}
 	}
+	type container struct {
+		path *field.Path
+		corev1.Container
+	}
+	var containers []container
+	for i, c := range spec.InitContainers {
+		containers = append(containers, container{path.Child("initContainers").Index(i), c})
+	}
 	for i, c := range spec.Containers {
-		cpath := path.Child("containers").Index(i)
+		containers = append(containers, container{path.Child("containers").Index(i), c})
+	}
+	for _, c := range containers {
+		cpath := c.path
+		mountPaths := map[string]bool{}
+		for _, vm := range c.VolumeMounts {
+			if !volumes[vm.Name] {
+				errs = append(errs, field.NotFound(cpath.Child("volumeMounts", "name"), vm.Name))
+			}
+			if mountPaths[vm.MountPath] {
+				errs = append(errs, field.Invalid(cpath.Child("volumeMounts", "mountPath"), vm.MountPath, "must be unique"))
+			}
+			mountPaths[vm.MountPath] = true
+		}
 		for _, p := range validation.IsDNS1123Label(c.Name) {
 			errs = append(errs, field.Invalid(cpath.Child("name"), c.Name, p))
 		}

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -66,6 +68,7 @@ func TestGolden(t *testing.T) {
 			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
 			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef"),
+			"networkpolicy":       NewNetworkPolicy(m),
 		}
 		for kind, obj := range objects {
 			t.Run(name+"/"+kind, func(t *testing.T) {
@@ -231,5 +234,49 @@ func TestSplitImage(t *testing.T) {
 		if got := [3]string{repository, tag, digest}; got != want {
 			t.Errorf("SplitImage(%q) = %q, want %q", ref, got, want)
 		}
+	}
+}
+
+// TestRootFilesystemsAreReadOnly: every container the builders make, init containers
+// included, has a read-only root filesystem and may write only to the volumes listed here
+// (what Monocle 1.11.2 and Elasticsearch 7.17 write: see monoclePodSpec and
+// NewElasticStatefulSet).
+func TestRootFilesystemsAreReadOnly(t *testing.T) {
+	m := minimal()
+	templates := map[string]corev1.PodTemplateSpec{
+		"api":           NewAPIDeployment(m, inputs).Spec.Template,
+		"crawler":       NewCrawlerDeployment(m, inputs).Spec.Template,
+		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template,
+		"update-idents": NewUpdateIdentsJob(m, "c").Spec.Template,
+		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c").Spec.Template,
+	}
+	writable := map[string][]string{
+		"api":           {"/tmp"},
+		"crawler":       {"/tmp"},
+		"init-config":   {"/mnt/config"},
+		"elastic":       {elasticHome + "/data", elasticHome + "/config", elasticHome + "/logs", "/tmp"},
+		"update-idents": {"/tmp"},
+		"maintenance":   {"/tmp"},
+	}
+	seen := 0
+	for pod, tpl := range templates {
+		for _, c := range append(tpl.Spec.InitContainers, tpl.Spec.Containers...) {
+			seen++
+			if s := c.SecurityContext; s == nil || s.ReadOnlyRootFilesystem == nil || !*s.ReadOnlyRootFilesystem {
+				t.Errorf("%s pod, container %s: root filesystem is writable", pod, c.Name)
+			}
+			var got []string
+			for _, vm := range c.VolumeMounts {
+				if !vm.ReadOnly {
+					got = append(got, vm.MountPath)
+				}
+			}
+			if want, ok := writable[c.Name]; !ok || !slices.Equal(got, want) {
+				t.Errorf("%s pod, container %s writes to %q, want %q", pod, c.Name, got, want)
+			}
+		}
+	}
+	if seen != len(writable) {
+		t.Errorf("checked %d containers, want %d", seen, len(writable))
 	}
 }
