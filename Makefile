@@ -40,18 +40,21 @@ generate:
 ## verify: fail when generated files are stale, code is not gofmt'ed or go vet complains
 verify:
 	hack/verify-codegen.sh
-	@files="$$(gofmt -l cmd pkg hack test)"; if [[ -n "$$files" ]]; then echo "not gofmt'ed: $$files"; exit 1; fi
+	@files="$$(gofmt -l cmd pkg hack test deploy)"; if [[ -n "$$files" ]]; then echo "not gofmt'ed: $$files"; exit 1; fi
 	$(GO) vet ./...
 
 ## control-plane: build and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 control-plane:
 	hack/build-control-plane.sh
 
-## test-unit: unit tests (fake clientsets, golden files); no control plane. hack/image's test
+## test-unit: unit tests (fake clientsets, golden files), and the Helm chart's and OLM bundle's
+## tests with Helm's and operator-framework's own code (modules of their own); no control plane. hack/image's test
 ## builds the operator with -trimpath, which on an empty build cache compiles its dependencies
 ## again (minutes on 2 cores): hence the longer timeout.
 test-unit:
 	$(GO) test -short -count=1 -timeout 30m ./...
+	cd deploy/helm/test && $(GO) test -count=1 ./...
+	cd deploy/olm/test && $(GO) test -count=1 ./...
 
 ## test-integration: tests against a real local control plane (integration, e2e, hostile
 ## input), one package at a time: each starts its own control plane, and two at once would

@@ -2,7 +2,9 @@
 # Regenerates everything derived from pkg/apis: deepcopy functions, the typed clientset,
 # listers and informers under pkg/generated (k8s.io/code-generator's kube_codegen.sh), and the
 # CRD manifest in deploy/ with its OpenAPI schema (controller-gen, descriptions joined into
-# paragraphs by hack/crd-descriptions). The generator versions are
+# paragraphs by hack/crd-descriptions), the Helm chart's copies of deploy/ (hack/helm-chart)
+# and the OLM bundle (hack/olm-bundle).
+# The generator versions are
 # pinned in hack/tools/go.mod. Set OUTPUT_ROOT to generate into another tree (verify-codegen.sh).
 set -euo pipefail
 
@@ -25,6 +27,9 @@ if [[ "${OUTPUT_ROOT}" != "${REPO_ROOT}" ]]; then
   cp -a "${REPO_ROOT}/go.mod" "${REPO_ROOT}/go.sum" "${REPO_ROOT}/hack" "${OUTPUT_ROOT}/"
   mkdir -p "${OUTPUT_ROOT}/pkg" "${OUTPUT_ROOT}/deploy"
   cp -a "${REPO_ROOT}/pkg/apis" "${OUTPUT_ROOT}/pkg/"
+  cp -a "${REPO_ROOT}/deploy/02-rbac.yaml" "${REPO_ROOT}/deploy/02-rbac-aggregated.yaml" "${REPO_ROOT}/deploy/03-operator.yaml" \
+    "${REPO_ROOT}/deploy/samples" "${OUTPUT_ROOT}/deploy/"
+  cp -a "${REPO_ROOT}/Makefile" "${OUTPUT_ROOT}/"
   cd "${OUTPUT_ROOT}"
 fi
 
@@ -46,3 +51,6 @@ kube::codegen::gen_client \
 # joins them into paragraphs, so that kubectl explain reads well.
 "${TOOLS_BIN}/controller-gen" crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crd-descriptions > deploy/01-crd.yaml.tmp
 mv deploy/01-crd.yaml.tmp deploy/01-crd.yaml
+# The Helm chart's copies of deploy/ (its CRD and RBAC rules), and the OLM bundle.
+go run ./hack/helm-chart
+go run ./hack/olm-bundle

@@ -10,7 +10,7 @@ trap 'rm -rf "${TMP}"' EXIT
 OUTPUT_ROOT="${TMP}/tree" bash "${REPO_ROOT}/hack/update-codegen.sh" >/dev/null
 
 status=0
-for path in pkg/generated pkg/apis deploy/01-crd.yaml; do
+for path in pkg/generated pkg/apis deploy/01-crd.yaml deploy/helm/monocle-operator/crds deploy/helm/monocle-operator/files deploy/olm/bundle; do
   if ! diff -Naupr "${REPO_ROOT}/${path}" "${TMP}/tree/${path}"; then
     status=1
   fi

@@ -410,8 +410,16 @@ func TestImagesPinned(t *testing.T) {
 	root := repoRoot(t)
 	var refs []string
 	err := filepath.WalkDir(filepath.Join(root, "deploy"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
+		}
+		if d.IsDir() {
+			// The Helm chart's templates are YAML only once rendered, and its files/ are
+			// fragments of them; the chart's own test checks the image they render.
+			if d.Name() == "templates" || d.Name() == "files" {
+				return filepath.SkipDir
+			}
+			return nil
 		}
 		switch filepath.Ext(path) {
 		case ".yaml", ".yml", ".json":

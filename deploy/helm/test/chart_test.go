@@ -1,0 +1,192 @@
+// Package test checks the Helm chart deploy/helm/monocle-operator with Helm's own code (the
+// packages helm lint and helm template run, from helm.sh/helm/v3 on the Go module proxy), in a
+// module of its own so the operator's go.mod does not carry Helm's dependencies. Its
+// render_test.go also gives e2e the rendered chart (go test -run TestRender -args -render).
+package test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	"sigs.k8s.io/yaml"
+)
+
+// chartDir is the chart, from this directory.
+const chartDir = "../monocle-operator"
+
+// render renders the chart as helm template does, for release "monocle-operator" in namespace
+// "monocle-operator" with the given values, and returns the manifests by template name.
+func render(t *testing.T, values map[string]any) map[string]string {
+	t.Helper()
+	c, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "monocle-operator", Namespace: "monocle-operator", IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := engine.Render(c, vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// objects decodes rendered manifests into objects (map form), skipping empty documents.
+func objects(t *testing.T, rendered map[string]string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for name, content := range rendered {
+		if !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		for _, doc := range strings.Split(content, "\n---") {
+			var obj map[string]any
+			if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+				t.Fatalf("%s: %v\n%s", name, err, doc)
+			}
+			if len(obj) > 0 {
+				out = append(out, obj)
+			}
+		}
+	}
+	return out
+}
+
+// TestLint runs helm lint's rules in strict mode, with the default values and with watched
+// namespaces: no finding at all.
+func TestLint(t *testing.T) {
+	for name, values := range map[string]map[string]any{
+		"defaults":   nil,
+		"namespaced": {"watchNamespaces": []any{"team-a", "team-b"}, "leaderElection": map[string]any{"enabled": false}},
+	} {
+		linter := lint.AllWithKubeVersion(chartDir, values, "monocle-operator", nil)
+		for _, m := range linter.Messages {
+			if m.Severity > support.InfoSev {
+				t.Errorf("%s: helm lint: %s", name, m)
+			}
+		}
+	}
+}
+
+// TestTemplate renders the chart and checks what it makes against deploy/: the operator's
+// ClusterRole has deploy/02-rbac.yaml's rules, the Deployment runs the appVersion image with
+// the flags the values set, and watched namespaces get RoleBindings instead of a
+// ClusterRoleBinding.
+func TestTemplate(t *testing.T) {
+	kinds := func(objs []map[string]any) map[string]int {
+		out := map[string]int{}
+		for _, o := range objs {
+			out[o["kind"].(string)]++
+		}
+		return out
+	}
+	all := objects(t, render(t, nil))
+	want := map[string]int{"ServiceAccount": 1, "ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 1, "RoleBinding": 1,
+		"Deployment": 1, "PodDisruptionBudget": 1, "Service": 1}
+	for k, n := range want {
+		if got := kinds(all)[k]; got != n {
+			t.Errorf("default values: %d %s, want %d", got, k, n)
+		}
+	}
+	deployment := find(t, all, "Deployment")
+	container := deployment["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	chartYAML, err := os.ReadFile(filepath.Join(chartDir, "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	appVersion := regexp.MustCompile(`(?m)^appVersion: (\S+)$`).FindSubmatch(chartYAML)
+	if appVersion == nil || container["image"] != "quay.io/change-metrics/monocle-operator:"+string(appVersion[1]) {
+		t.Errorf("image %v, want the appVersion %s", container["image"], appVersion)
+	}
+	makefile, err := os.ReadFile("../../../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := regexp.MustCompile(`(?m)^VERSION \?= (\S+)$`).FindSubmatch(makefile); v == nil || string(v[1]) != string(appVersion[1]) {
+		t.Errorf("Chart.yaml's appVersion %s is not the Makefile's VERSION %s", appVersion[1], v)
+	}
+	args := strings.Join(toStrings(container["args"].([]any)), " ")
+	for _, a := range []string{"--http-address=:8080", "--workers=4", "--leader-elect=true", "--leader-election-id=monocle-operator"} {
+		if !strings.Contains(args, a) {
+			t.Errorf("args %s lack %s", args, a)
+		}
+	}
+	if strings.Contains(args, "--namespaces") {
+		t.Errorf("default args watch namespaces: %s", args)
+	}
+
+	// The operator's rules are deploy/02-rbac.yaml's.
+	rbac, err := os.ReadFile("../../02-rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployRules any
+	for _, doc := range strings.Split(string(rbac), "\n---\n") {
+		var o map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &o); err == nil && o["kind"] == "ClusterRole" && o["metadata"].(map[string]any)["name"] == "monocle-operator" {
+			deployRules = o["rules"]
+		}
+	}
+	var chartRules any
+	for _, o := range all {
+		if o["kind"] == "ClusterRole" && o["metadata"].(map[string]any)["name"] == "monocle-operator" {
+			chartRules = o["rules"]
+		}
+	}
+	a, _ := yaml.Marshal(deployRules)
+	b, _ := yaml.Marshal(chartRules)
+	if deployRules == nil || string(a) != string(b) {
+		t.Errorf("the chart's ClusterRole rules differ from deploy/02-rbac.yaml's:\n%s\nvs\n%s", b, a)
+	}
+
+	namespaced := objects(t, render(t, map[string]any{"watchNamespaces": []any{"team-a", "team-b"}}))
+	if k := kinds(namespaced); k["ClusterRoleBinding"] != 1 || k["RoleBinding"] != 3 {
+		t.Errorf("watched namespaces: %v, want a RoleBinding per namespace (2), the leader election's, and only the StorageClass ClusterRoleBinding", k)
+	}
+	c := find(t, namespaced, "Deployment")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	if !strings.Contains(strings.Join(toStrings(c["args"].([]any)), " "), "--namespaces=team-a,team-b") {
+		t.Errorf("watched namespaces: args %v", c["args"])
+	}
+
+	// The CRD is deploy's.
+	crd, err := os.ReadFile(filepath.Join(chartDir, "crds", "monocles.monocle.monocle.change-metrics.io.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deployCRD, err := os.ReadFile("../../01-crd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(crd), string(deployCRD)) {
+		t.Error("the chart's CRD is not deploy/01-crd.yaml: run make generate")
+	}
+}
+
+func find(t *testing.T, objs []map[string]any, kind string) map[string]any {
+	t.Helper()
+	for _, o := range objs {
+		if o["kind"] == kind {
+			return o
+		}
+	}
+	t.Fatalf("no %s rendered", kind)
+	return nil
+}
+
+func toStrings(v []any) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = s.(string)
+	}
+	return out
+}
