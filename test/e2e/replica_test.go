@@ -95,6 +95,12 @@ func deploymentArgs(t *testing.T) []string {
 // where it would in the cluster. The process is stopped when the test ends.
 func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ...string) *replica {
 	t.Helper()
+	return startReplicaOf(t, env.OperatorBin, name, kubeconfig, args, extra...)
+}
+
+// startReplicaOf is startReplica for the operator binary bin.
+func startReplicaOf(t *testing.T, bin, name, kubeconfig string, args []string, extra ...string) *replica {
+	t.Helper()
 	httpAddr, err := testkit.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +117,7 @@ func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ..
 		"--leader-election-retry-period="+retryPeriod.String())
 	full = append(full, extra...)
 	p, err := testkit.Start(testkit.StartOptions{
-		Name: name, Path: env.OperatorBin, Args: full, HTTPAddr: httpAddr,
+		Name: name, Path: bin, Args: full, HTTPAddr: httpAddr,
 		Env:     append(withoutEnv(os.Environ(), "KUBECONFIG", "POD_NAMESPACE"), "POD_NAMESPACE="+operatorNamespace),
 		LogPath: filepath.Join(env.WorkDir, "operator-"+name+".log"),
 	})
