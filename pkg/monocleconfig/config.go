@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig/search"
 )
 
 // MaxSize is the longest config.yaml Parse reads, in bytes: 1 MiB, the maxLength of
@@ -117,11 +119,21 @@ func (c *Config) CrawlersAPIKeyVariables() []string {
 //     progress in the index under its name, so two of one name corrupt each other's state;
 //   - update_since is a date the crawler parses;
 //   - token variable names are environment variable names, not tokens;
-//   - auth.auth_provider is not a GitHub provider, which makes Monocle 1.11.2's API exit.
+//   - auth.auth_provider is not a GitHub provider, which makes Monocle 1.11.2's API exit;
+//   - every search alias is a query Monocle's API accepts when it starts.
 //
 // Unknown keys are accepted at every level, as Monocle ignores them. The error is an *Error
 // locating the first problem found.
+//
+// Parse is a pure function of data, and the operator calls it on every sync: it keeps the
+// results of the last few documents (by their SHA-256), so a large config costs its parse
+// once. The returned Config is shared: callers must not modify it.
 func Parse(data string) (*Config, error) {
+	return parseCache.get(data, parse)
+}
+
+// parse is Parse without the cache.
+func parse(data string) (*Config, error) {
 	if len(data) > MaxSize {
 		return nil, newError("", ReasonTooLarge, fmt.Sprintf("config.yaml is %d bytes, more than the %d allowed", len(data), MaxSize))
 	}
@@ -357,7 +369,32 @@ func parseWorkspace(o object) (Workspace, *Error) {
 		}
 		w.SearchAliases = append(w.SearchAliases, SearchAlias{Name: name, Alias: alias})
 	}
-	return w, nil
+	return w, checkSearchAliases(w, aliases)
+}
+
+// checkSearchAliases refuses a search alias Monocle's API refuses when it starts: run' in
+// src/Monocle/Main.hs (1.11.2) parses and evaluates every alias of every workspace
+// (loadAliases in src/Monocle/Search/Query.hs) and stops with "Invalid aliases" on any error.
+// The message gives Monocle's own, and the character it is about.
+func checkSearchAliases(w Workspace, objects []object) *Error {
+	if len(w.SearchAliases) == 0 {
+		return nil
+	}
+	index := search.Index{}
+	for _, p := range w.Projects {
+		index.Projects = append(index.Projects, search.Project{Name: p})
+	}
+	for _, id := range w.Idents {
+		index.Idents = append(index.Idents, search.Ident{Ident: id.Ident, Groups: id.Groups})
+	}
+	for i, a := range w.SearchAliases {
+		if perr := search.CheckAlias(index, a.Alias); perr != nil {
+			return newError(keyPath(objects[i].path, "alias"), ReasonInvalid, fmt.Sprintf(
+				"search alias %s is not a query Monocle runs, and its API would not start (\"Invalid aliases\"): %s, at character %d of %s",
+				quote(a.Name), cut(perr.Message), perr.Offset, quote(a.Alias)))
+		}
+	}
+	return nil
 }
 
 // parseIdent reads one ident (Ident/Type.dhall): aliases is required, groups optional.

@@ -2,6 +2,7 @@ package monocleconfig
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -180,6 +181,18 @@ workspaces:
 		"leading document marker":     {config: "---\nworkspaces: [{name: a, crawlers: []}]\n..."},
 		"anchors and aliases":         {config: "x: &c []\nworkspaces: [{name: a, crawlers: *c}, {name: b, crawlers: *c}]"},
 		"workspace name of 237 bytes": {config: "workspaces: [{name: " + strings.Repeat("a", MaxWorkspaceNameBytes) + ", crawlers: []}]"},
+		// The alias of Monocle's README (1.11.2), and one using the workspace's project and group.
+		"search aliases Monocle runs": {config: `workspaces:
+  - name: a
+    crawlers: []
+    projects: [{name: nova}]
+    idents: [{ident: Jane, aliases: [], groups: [core]}]
+    search_aliases:
+      - name: bots
+        alias: '(author:"github-actions" or author:"bedevere-bot")'
+      - name: mine
+        alias: project:nova group:core from:now-3weeks author:self
+`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -192,6 +205,21 @@ workspaces:
 			}
 		})
 	}
+}
+
+// alias returns a config of two workspaces whose second has a good alias "a" and the alias
+// "b" given; the first workspace has the group ops, the second the project nova and group core.
+func alias(query string) string {
+	return fmt.Sprintf(`workspaces:
+  - {name: w1, crawlers: [], idents: [{ident: Joe, aliases: [], groups: [ops]}]}
+  - name: w2
+    crawlers: []
+    projects: [{name: nova}]
+    idents: [{ident: Jane, aliases: [], groups: [core]}]
+    search_aliases:
+      - {name: a, alias: "state:open"}
+      - {name: b, alias: %q}
+`, query)
 }
 
 func TestParseRejects(t *testing.T) {
@@ -274,6 +302,20 @@ func TestParseRejects(t *testing.T) {
 			path: "workspaces[0].projects[0].name", reason: ReasonMissing},
 		"search alias without alias": {config: "workspaces: [{name: a, crawlers: [], search_aliases: [{name: x}]}]",
 			path: "workspaces[0].search_aliases[0].alias", reason: ReasonMissing},
+		// The aliases Monocle's API stops on (loadAliases), with Monocle's messages.
+		"alias with a bad date": {config: alias("from:hier"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: `search alias "b" is not a query Monocle runs, and its API would not start ("Invalid aliases"): Invalid date: hier, at character 0 of "from:hier"`},
+		"alias with an unknown field": {config: alias("bad:cofee"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Unknown field: bad, at character 0"},
+		"alias with a space after the operator": {config: alias("a: b"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Expected field value (spaces are not allowed after operator), at character 2"},
+		"alias with an unclosed paren": {config: alias("(state:open"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Expected closing paren `)`, at character 11"},
+		"empty alias": {config: alias(""), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid, message: "Empty alias"},
+		"alias of an unknown project": {config: alias("project:swift"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Unknown project: swift"},
+		"alias of another workspace's group": {config: alias("group:ops"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Unknown group: ops"},
 		"about without links":   {config: "about: {}\nworkspaces: [{name: a, crawlers: []}]", path: "about.links", reason: ReasonMissing},
 		"negative loop delay":   {config: "crawlers: {loop_delay_sec: -1}\nworkspaces: [{name: a, crawlers: []}]", path: "crawlers.loop_delay_sec", reason: ReasonInvalid},
 		"fractional loop delay": {config: "crawlers: {loop_delay_sec: 1.5}\nworkspaces: [{name: a, crawlers: []}]", path: "crawlers.loop_delay_sec", reason: ReasonInvalid},

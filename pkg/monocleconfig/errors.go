@@ -74,3 +74,19 @@ func quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// cut returns s cut to maxMessage characters: a message that repeats a user's value (as
+// Monocle's "Unknown field: <name>" does) stays short.
+func cut(s string) string {
+	n := 0
+	for i := range s {
+		if n == maxMessage {
+			return s[:i] + "..."
+		}
+		n++
+	}
+	return s
+}
+
+// maxMessage bounds a message of Monocle's that cut repeats.
+const maxMessage = 160
