@@ -185,6 +185,14 @@ func hostileCases() []hostileCase {
 		hostileInvalidConfig("duplicate crawlers", "workspaces:\n  - name: demo\n    crawlers:\n      - {name: c, update_since: \"2024-01-01\", provider: TaskDataProvider}\n      - {name: c, update_since: \"2024-01-01\", provider: TaskDataProvider}\n",
 			"workspaces[0].crawlers[1].name"),
 		hostileInvalidConfig("YAML alias bomb", aliasBomb, "config.yaml"),
+		hostileInvalidConfig("search alias Monocle's API refuses",
+			"workspaces:\n  - name: demo\n    crawlers: []\n    search_aliases:\n      - {name: yesterday, alias: \"from:hier\"}\n",
+			"workspaces[0].search_aliases[0].alias", `"yesterday"`, "Invalid date: hier"),
+		{name: "search alias update Monocle's API refuses", objects: hostileTokensSecret, base: hostileBaseSpec,
+			patch: `{"spec":{"config":` + hostileQuote(hostileGitHubConfig+"    search_aliases:\n      - {name: open, alias: \"(state:open\"}\n") + `}}`,
+			condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig",
+				message: []string{"workspaces[0].search_aliases[0].alias", "Expected closing paren `)`, at character 11"}},
+			check: hostileConfigMapWithout("search_aliases")},
 		{name: "token pasted in config", manifest: hostileManifest("m", hostileConfigSpec(
 			"workspaces:\n  - name: demo\n    crawlers:\n      - {name: gh, update_since: \"2024-01-01\", provider: {github_organization: o, github_token: "+hostileFakeToken+"}}\n")),
 			condition: &hostileCondition{typ: "ConfigValid", status: "False", reason: "InvalidConfig",
@@ -229,5 +237,22 @@ func hostileCases() []hostileCase {
 		{name: "config update needs a missing token", objects: hostileTokensSecret, base: hostileBaseSpec,
 			patch:     `{"spec":{"config":` + hostileQuote("workspaces:\n  - name: demo\n    crawlers:\n      - {name: bz, update_since: \"2024-01-01\", provider: {bugzilla_url: \"https://bugzilla.example.com\"}}\n") + `}}`,
 			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "TokenMissing", message: []string{"BUGZILLA_TOKEN"}}},
+	}
+}
+
+// hostileConfigMapWithout returns a check that the config.yaml the pods of Monocle "m" read
+// (ConfigMap m-api) does not contain text: a refused config never reaches it.
+func hostileConfigMapWithout(text string) func(ns string) error {
+	return func(ns string) error {
+		out, err := hostileKubectl("", "get", "-n", ns, "configmap", "m-api", "-o", "jsonpath={.data.config\\.yaml}")
+		switch {
+		case err != nil:
+			return fmt.Errorf("reading ConfigMap m-api: %v: %s", err, out)
+		case !strings.Contains(out, "workspaces"):
+			return fmt.Errorf("ConfigMap m-api holds no config: %q", out)
+		case strings.Contains(out, text):
+			return fmt.Errorf("the refused config reached ConfigMap m-api: it contains %q", text)
+		}
+		return nil
 	}
 }
