@@ -128,11 +128,11 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		expectUpdate(merged(c.statefulSets, desiredElastic, find[*appsv1.StatefulSet](objects, "monocle-sample-elastic"))),
 		expectCreate(desiredAPISvc),
 		expectUpdate(merged(held, desiredAPISvc, find[*corev1.Service](objects, "monocle-sample-api"))),
+		expectCreate(resources.NewNetworkPolicy(m)),
 		expectCreate(desiredAPI),
 		expectUpdate(merged(c.deployments, desiredAPI, find[*appsv1.Deployment](objects, "monocle-sample-api"))),
 		expectCreate(desiredCrawler),
-		expectUpdate(merged(c.deployments, desiredCrawler, find[*appsv1.Deployment](objects, "monocle-sample-crawler"))),
-		expectCreate(resources.NewNetworkPolicy(m)))
+		expectUpdate(merged(c.deployments, desiredCrawler, find[*appsv1.Deployment](objects, "monocle-sample-crawler"))))
 
 	// What the adoption must keep, whichever way the kinds merge.
 	secret = written[*corev1.Secret](kubeWrites, "monocle-sample-api")
@@ -195,11 +195,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	if valid := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionConfigValid); valid == nil || valid.Status != metav1.ConditionTrue {
 		t.Errorf("ConfigValid = %+v", valid)
 	}
-	var events []string
-	for len(f.recorder.Events) > 0 {
-		events = append(events, <-f.recorder.Events)
-	}
-	joined := strings.Join(events, "\n")
+	joined := strings.Join(drain(f), "\n")
 	if !strings.Contains(joined, "Normal "+ReasonAdopted+" ") || !strings.Contains(joined, string(pvc.UID)) {
 		t.Errorf("no Adopted event naming the PVC's uid in:\n%s", joined)
 	}

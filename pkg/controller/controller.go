@@ -114,6 +114,9 @@ type Controller struct {
 	recorder record.EventRecorder
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
+	// sequentialSteps makes a sync write one object after the other, in a fixed order; only
+	// unit tests that check writes in order set it (see steps).
+	sequentialSteps bool
 }
 
 // Informers are the informers a Controller reads. The informers of owned kinds should be

@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -62,6 +63,9 @@ type fixture struct {
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
+	// parallel lets the sync write in parallel, as it does outside unit tests; without it the
+	// writes come one after the other, in order, for checkActions.
+	parallel bool
 
 	// controller is the last one newController built.
 	controller *Controller
@@ -135,6 +139,7 @@ func (f *fixture) newController() *Controller {
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	c.random = rand.New(rand.NewSource(1))
+	c.sequentialSteps = !f.parallel
 	for _, m := range f.monocles {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)
 	}
@@ -492,9 +497,9 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewElasticService(m)),
 		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)),
 		expectCreate(resources.NewAPIService(m)),
+		expectCreate(resources.NewNetworkPolicy(m)),
 		expectCreate(resources.NewAPIDeployment(m, in)),
-		expectCreate(resources.NewCrawlerDeployment(m, in)),
-		expectCreate(resources.NewNetworkPolicy(m)))
+		expectCreate(resources.NewCrawlerDeployment(m, in)))
 	// What the builders must give every object, for the garbage collector and the informers.
 	for _, o := range objects {
 		if !isControlledBy(o.(metav1.Object), m) {
@@ -515,7 +520,7 @@ func TestCreatesAllObjects(t *testing.T) {
 	want.Status = monoclev1alpha1.MonocleStatus{
 		ObservedGeneration: 1,
 		Conditions: []metav1.Condition{
-			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonComponentsNotReady,
+			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonStarting,
 				"Waiting for elasticsearch 0/1 ready, api 0/1 ready, crawler 0/1 ready"),
 			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "Rolling out: elasticsearch, api, crawler"),
 			cond(monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "The operator converges every owned object"),
@@ -538,8 +543,36 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
-	if n := len(f.recorder.Events); n != 9 {
-		t.Errorf("recorded %d events, want one per created object (9)", n)
+	// One event lists what the sync created (issue 19: one Event write per new Monocle).
+	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
+		"Secret demo-api, Secret demo-api-keys, Service demo-api, Service demo-elastic, StatefulSet demo-elastic"
+	if events := drain(f); len(events) != 1 || events[0] != wantEvent {
+		t.Errorf("recorded events %q, want one: %q", events, wantEvent)
+	}
+}
+
+// TestParallelSyncMakesTheSameWrites: written in parallel, as outside unit tests, a new
+// Monocle's objects are the same as written in order, the workloads after what they need, and
+// one event lists them.
+func TestParallelSyncMakesTheSameWrites(t *testing.T) {
+	writes := func(parallel bool) ([]string, []string) {
+		f := newFixture(t)
+		f.parallel = parallel
+		f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
+		kubeWrites, _ := f.run()
+		return describe(kubeWrites), drain(f)
+	}
+	inOrder, _ := writes(false)
+	got, events := writes(true)
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(inOrder))) {
+		t.Errorf("parallel writes %q, want those of the ordered sync %q", got, inOrder)
+	}
+	if len(got) < 3 || !strings.HasPrefix(got[0], "create secrets") || !strings.HasPrefix(got[len(got)-1], "create deployments") ||
+		!strings.HasPrefix(got[len(got)-2], "create deployments") {
+		t.Errorf("parallel writes %q: want the Secret first and the Deployments last", got)
+	}
+	if len(events) != 1 || !strings.HasPrefix(events[0], "Normal Created Created ConfigMap demo-api, ") {
+		t.Errorf("events %q, want one Created event", events)
 	}
 }
 
@@ -797,9 +830,9 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	in := builtInputs(m, objects, resources.DefaultConfig)
 	wantAPI, wantCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
 	checkActions(t, kubeWrites,
+		expectCreate(resources.NewAPIPodDisruptionBudget(m)),
 		expectUpdate(merged(f.controller.deployments, wantAPI, find[*appsv1.Deployment](objects, wantAPI.Name))),
-		expectUpdate(merged(f.controller.deployments, wantCrawler, find[*appsv1.Deployment](objects, wantCrawler.Name))),
-		expectCreate(resources.NewAPIPodDisruptionBudget(m)))
+		expectUpdate(merged(f.controller.deployments, wantCrawler, find[*appsv1.Deployment](objects, wantCrawler.Name))))
 	api := written[*appsv1.Deployment](kubeWrites, "demo-api")
 	if api == nil {
 		t.Fatal("the API Deployment was not updated")

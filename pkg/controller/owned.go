@@ -68,7 +68,7 @@ func ensure[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Mon
 		created, createErr := k.create(ctx, desired)
 		if createErr == nil {
 			logger.V(2).Info("Created object", "kind", k.kind, "object", klog.KObj(created))
-			c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", k.kind, name)
+			c.noteCreated(ctx, m, k.kind, name)
 			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(createErr) {

@@ -7,12 +7,17 @@ package controller
 // lists every one of them (reasons_test.go checks both).
 
 // Reasons of the Ready condition. When a Degraded reason also keeps the Monocle from being
-// Ready, Ready takes that reason instead of ReasonComponentsNotReady.
+// Ready, Ready takes that reason instead of ReasonStarting or ReasonComponentsNotReady.
 const (
 	// ReasonAllComponentsReady: Elasticsearch, the API and the crawler have their ready pods
 	// (True).
 	ReasonAllComponentsReady = "AllComponentsReady"
-	// ReasonComponentsNotReady: a component lacks ready pods; the message names it (False).
+	// ReasonStarting: the Monocle has not been Ready yet and a component lacks ready pods; the
+	// message names it (False). Becoming Ready from it records no Ready event: the Created
+	// event already tells the start.
+	ReasonStarting = "Starting"
+	// ReasonComponentsNotReady: a component of a Monocle that has been Ready lacks ready pods;
+	// the message names it (False).
 	ReasonComponentsNotReady = "ComponentsNotReady"
 )
 
@@ -166,8 +171,8 @@ const (
 
 // Reasons of events about owned objects and Ready transitions.
 const (
-	// ReasonCreated: the operator created an owned object, an update-idents Job included
-	// (Normal).
+	// ReasonCreated: the operator created owned objects, an update-idents Job included
+	// (Normal). One event per sync lists every object the sync created.
 	ReasonCreated = "Created"
 	// ReasonUpdated: the operator updated an owned object that differed from the desired state
 	// (Normal).
@@ -177,7 +182,8 @@ const (
 	// ReasonKeyGenerated: a generated key was missing from both Secrets and was generated anew
 	// (Warning).
 	ReasonKeyGenerated = "KeyGenerated"
-	// ReasonReady: the Monocle became Ready (Normal).
+	// ReasonReady: the Monocle became Ready again, or after a problem kept it from being
+	// Ready; not when it first starts (Normal).
 	ReasonReady = "Ready"
 	// ReasonNotReady: the Monocle stopped being Ready; the message starts with the Ready
 	// reason (Warning).

@@ -35,7 +35,7 @@ const maxMessage = 1024
 
 // updateMonocleStatus computes the status from what the sync observed and writes it with
 // UpdateStatus only when it differs from the cached one; it records an event when Ready
-// changes. m is the sync's own copy of the Monocle.
+// changes, except when a starting Monocle becomes Ready. m is the sync's own copy of the Monocle.
 func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, p problems) error {
 	status := computeStatus(m, obs, p)
 	readyValue := 0.0
@@ -63,10 +63,12 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	}
 	klog.FromContext(ctx).V(2).Info("Updated Monocle status")
 	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
-	if wasReady == nil || wasReady.Status != ready.Status {
+	if wasReady != nil && wasReady.Status != ready.Status {
 		if ready.Status == metav1.ConditionTrue {
-			c.recorder.Event(m, corev1.EventTypeNormal, ReasonReady, ready.Message)
-		} else if wasReady != nil {
+			if wasReady.Reason != ReasonStarting {
+				c.recorder.Event(m, corev1.EventTypeNormal, ReasonReady, ready.Message)
+			}
+		} else {
 			c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNotReady, "%s: %s", ready.Reason, ready.Message)
 		}
 	}
@@ -162,6 +164,9 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
 	case len(notReady) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonComponentsNotReady
+		if was := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); was == nil || was.Reason == ReasonStarting {
+			ready.Reason = ReasonStarting
+		}
 		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
 	}
 

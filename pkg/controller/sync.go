@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -75,17 +76,22 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// client, before they are sent.
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	var errsMu sync.Mutex
 	var errs []error
 	keep := func(err error) {
 		if err == nil {
 			return
 		}
+		errsMu.Lock()
 		errs = append(errs, err)
+		errsMu.Unlock()
 		if serverUnavailable(err) || namespaceTerminating(err) {
 			stop(err)
 		}
 	}
 	var obs observed
+	ctx, created := withCreatedLog(ctx)
+	defer c.recordCreated(m, created)
 
 	// An earlier operator's objects are adopted before ensureSecret labels the Secret that
 	// tells them apart (see adopt.go).
@@ -104,11 +110,66 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 	}
 
+	// The Secret comes first, alone: it is a new Monocle's first request, so when the API
+	// server cannot serve, the sync stops having sent one request (see stop). The objects that
+	// need nothing of each other follow at once: a new Monocle's creates then take about one
+	// request's time rather than the sum of them. The workloads that need the Secret and the
+	// config come last.
 	secret, err := c.ensureSecret(ctx, m, adopting)
 	keep(err)
-
-	cfg, err := c.ensureConfig(ctx, m)
-	keep(err)
+	var (
+		cfg                      configState
+		versionCond, storageCond metav1.Condition
+		adoptedCond              *metav1.Condition
+		exposed                  exposure
+		exposeErrs               []error
+	)
+	volume := c.elasticVolume(m, adopted)
+	c.steps(
+		func() {
+			var err error
+			cfg, err = c.ensureConfig(ctx, m)
+			keep(err)
+		},
+		func() {
+			// A Service is switched from the earlier operator's selector once its component
+			// serves from pods with the instance's labels (serviceClient); the workloads are
+			// read from the cache, as the previous sync left them.
+			cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+			_, err := ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
+			keep(err)
+		},
+		func() {
+			cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+			var liveElastic *appsv1.StatefulSet
+			if cachedElastic != nil && isControlledBy(cachedElastic, m) {
+				liveElastic = cachedElastic
+			}
+			versionCond = elasticSpecCondition(m, liveElastic)
+			if versionCond.Status == metav1.ConditionTrue {
+				var err error
+				obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
+				keep(err)
+			} else {
+				obs.elastic = liveElastic
+			}
+			adoptedCond = adoptedCondition(m, volume)
+			var err error
+			storageCond, err = c.ensureStorage(ctx, m, volume)
+			keep(err)
+		},
+		func() {
+			cachedAPI, _ := c.observeDeployments(m)
+			_, err := ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
+			keep(err)
+		},
+		func() { keep(c.ensureAPIDisruptionBudget(ctx, m)) },
+		func() {
+			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m))
+			keep(err)
+		},
+		func() { exposed, exposeErrs = c.ensureExposure(ctx, m) },
+	)
 	obs.conditions = append(obs.conditions, cfg.condition)
 	obs.configSource = cfg.source
 	configReady := cfg.config != ""
@@ -118,37 +179,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 
 	secrets, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
 	keep(err)
-	obs.conditions = append(obs.conditions, secrets.condition)
-
-	// A Service is switched from the earlier operator's selector once its component serves
-	// from pods with the instance's labels (serviceClient); the workloads are read from the
-	// cache, as the previous sync left them.
-	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
-	_, err = ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
-	keep(err)
-	volume := c.elasticVolume(m, adopted)
-	var liveElastic *appsv1.StatefulSet
-	if cachedElastic != nil && isControlledBy(cachedElastic, m) {
-		liveElastic = cachedElastic
+	obs.conditions = append(obs.conditions, secrets.condition, versionCond)
+	if adoptedCond != nil {
+		obs.conditions = append(obs.conditions, *adoptedCond)
 	}
-	versionCond := elasticSpecCondition(m, liveElastic)
-	obs.conditions = append(obs.conditions, versionCond)
-	if versionCond.Status == metav1.ConditionTrue {
-		obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
-		keep(err)
-	} else {
-		obs.elastic = liveElastic
-	}
-	if cond := adoptedCondition(m, volume); cond != nil {
-		obs.conditions = append(obs.conditions, *cond)
-	}
-	storageCond, err := c.ensureStorage(ctx, m, volume)
-	keep(err)
 	obs.conditions = append(obs.conditions, storageCond)
 
-	cachedAPI, _ := c.observeDeployments(m)
-	_, err = ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
-	keep(err)
 	// The API and the crawler need the generated keys, a config and the variables each reads
 	// from the Secrets: until they are there, a component is neither created nor rolled and
 	// keeps running what it runs.
@@ -157,19 +193,23 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
 			CrawlerStopped: maintenance.stopCrawler}
-		if secrets.api {
-			obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
-			keep(err)
-		}
-		if secrets.crawler {
-			obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
-			keep(err)
-		}
+		c.steps(
+			func() {
+				if secrets.api {
+					var err error
+					obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
+					keep(err)
+				}
+			},
+			func() {
+				if secrets.crawler {
+					var err error
+					obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
+					keep(err)
+				}
+			},
+		)
 	}
-	keep(c.ensureAPIDisruptionBudget(ctx, m))
-	_, err = ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m))
-	keep(err)
-	exposed, exposeErrs := c.ensureExposure(ctx, m)
 	for _, err := range exposeErrs {
 		keep(err)
 	}
