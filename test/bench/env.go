@@ -25,9 +25,10 @@ import (
 const leaseNamespace = "bench-lease"
 
 // extraNodes is how many kwok nodes the bench adds to localcluster's one. A Monocle's pods
-// request 250m CPU and 1.4 GiB, so one 32-CPU node holds 128 Monocles; 3 hold the 220 of a
-// scale run with room to spare.
-const extraNodes = 2
+// request 250m CPU and 1.4 GiB, so one 32-CPU node holds 128 Monocles; 5 hold the 220 of a
+// scale run and the 200 Monocles' workloads its floor creates (see floor.go), with room to
+// spare.
+const extraNodes = 4
 
 // env is one running local control plane with the CRD installed, clients for the bench, and
 // the audit log reader.

@@ -208,6 +208,11 @@ func (b *bench) sweepOne(ctx context.Context, i int, s setting) error {
 	if i == 0 {
 		if b.want("3") {
 			b.addScaleRows("3d", "3e", "3f", []*scaleResult{large}, label, 10)
+			ceil, floor, err := b.references(ctx, e, fmt.Sprintf("q%d-ref", i), large.n, large.ownedPerMax)
+			if err != nil {
+				return err
+			}
+			b.addRatioRows("3i", "3j", []*scaleResult{large}, []float64{ceil}, []float64{floor})
 		}
 		if b.want("7") {
 			if err := b.startup(ctx, e, op, s, len(largeNS)+b.cfg.small); err != nil {
