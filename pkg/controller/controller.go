@@ -199,6 +199,14 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
 		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
 	}
+	for _, informer := range []cache.SharedIndexInformer{inf.Monocles.Informer(), inf.Secrets.Informer(), inf.ConfigMaps.Informer(),
+		inf.Services.Informer(), inf.Deployments.Informer(), inf.StatefulSets.Informer(), inf.Jobs.Informer(),
+		inf.PodDisruptionBudgets.Informer(), inf.PersistentVolumeClaims.Informer(), inf.Ingresses.Informer(),
+		inf.NetworkPolicies.Informer()} {
+		if err := informer.SetTransform(stripManagedFields); err != nil {
+			return nil, fmt.Errorf("setting the managedFields transform: %w", err)
+		}
+	}
 
 	logger.V(2).Info("Setting up event handlers", "queue", queueName)
 	if _, err := inf.Monocles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
