@@ -43,6 +43,8 @@ type scaleResult struct {
 	ownedPerMax int
 	// usage is the CPU time and component throttling from t0 until every Monocle was Ready.
 	usage usage
+	// rss and peak are the operator's VmRSS and VmHWM, in bytes, once the batch was Ready.
+	rss, peak int64
 }
 
 // scaleRun creates n Monocles at once in new namespaces prefix-000..., waits until every one
@@ -80,6 +82,7 @@ func (b *bench) scaleRun(ctx context.Context, e *env, op *testkit.Process, prefi
 		b.logf("%s: %v", prefix, readyErr)
 	}
 	res.usage = e.snapshot(ctx, op).since(startUsage)
+	res.rss, res.peak, _ = op.Memory()
 	// Every create precedes Ready; a short quiet period lets the audit log catch up.
 	_, _ = e.waitQuiet(ctx, t0, time.Second, 20*time.Second, nss...)
 	after, err := op.Metrics(ctx)
@@ -213,6 +216,7 @@ func (b *bench) sweepOne(ctx context.Context, i int, s setting) error {
 				return err
 			}
 			b.addRatioRows("3i", "3j", []*scaleResult{large}, []float64{ceil}, []float64{floor})
+			b.addCostRows(large, large.n+b.cfg.small)
 		}
 		if b.want("7") {
 			if err := b.startup(ctx, e, op, s, len(largeNS)+b.cfg.small); err != nil {
