@@ -31,17 +31,6 @@ func indexBySecretRef(obj any) ([]string, error) {
 	return []string{m.Namespace + "/" + m.Spec.SecretRef.Name}, nil
 }
 
-// stripManagedFields drops the managedFields of an object entering a cache: the controller
-// never reads them, and they are a large part of a workload's size (issue 19: memory at 200
-// Monocles). An update built from a cached object then sends none, and the API server keeps
-// the live ones (it replaces them only when an update sets them).
-func stripManagedFields(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 // stripSecretMetadata keeps only what the controller reads of a Secret's metadata (its name,
 // namespace, UID and resourceVersion; resources.ManagedByLabel and a Monocle controller
 // reference, which tell an earlier operator's Secret awaiting adoption), so the metadata

@@ -122,9 +122,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		versionCond, storageCond metav1.Condition
 		adoptedCond              *metav1.Condition
 		exposed                  exposure
-		exposeErrs               []error
 	)
 	volume := c.elasticVolume(m, adopted)
+	// The StatefulSet as the previous sync left it, from the cache.
+	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
 	c.steps(
 		func() {
 			var err error
@@ -135,12 +136,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
 			// read from the cache, as the previous sync left them.
-			cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
 			_, err := ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
 			keep(err)
 		},
 		func() {
-			cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
 			var liveElastic *appsv1.StatefulSet
 			if cachedElastic != nil && isControlledBy(cachedElastic, m) {
 				liveElastic = cachedElastic
@@ -168,7 +167,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m))
 			keep(err)
 		},
-		func() { exposed, exposeErrs = c.ensureExposure(ctx, m) },
+		func() {
+			var errs []error
+			exposed, errs = c.ensureExposure(ctx, m)
+			for _, err := range errs {
+				keep(err)
+			}
+		},
 	)
 	obs.conditions = append(obs.conditions, cfg.condition)
 	obs.configSource = cfg.source
@@ -209,9 +214,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 				}
 			},
 		)
-	}
-	for _, err := range exposeErrs {
-		keep(err)
 	}
 	obs.conditions = append(obs.conditions, exposed.condition)
 	obs.assignedURL = exposed.assignedURL
