@@ -2,7 +2,6 @@ package monocleconfig
 
 import (
 	"strconv"
-	"unicode/utf8"
 )
 
 // Reason classifies an Error, for callers that react to a kind of problem rather than to a
@@ -62,15 +61,8 @@ const maxQuoted = 64
 
 // quote returns s as a Go-quoted string, cut to maxQuoted characters.
 func quote(s string) string {
-	if utf8.RuneCountInString(s) <= maxQuoted {
-		return strconv.Quote(s)
-	}
-	n := 0
-	for i := range s {
-		if n == maxQuoted {
-			return strconv.Quote(s[:i]) + "..."
-		}
-		n++
+	if head, cut := cutRunes(s, maxQuoted); cut {
+		return strconv.Quote(head) + "..."
 	}
 	return strconv.Quote(s)
 }
@@ -78,15 +70,23 @@ func quote(s string) string {
 // cut returns s cut to maxMessage characters: a message that repeats a user's value (as
 // Monocle's "Unknown field: <name>" does) stays short.
 func cut(s string) string {
-	n := 0
-	for i := range s {
-		if n == maxMessage {
-			return s[:i] + "..."
-		}
-		n++
+	if head, cut := cutRunes(s, maxMessage); cut {
+		return head + "..."
 	}
 	return s
 }
 
 // maxMessage bounds a message of Monocle's that cut repeats.
 const maxMessage = 160
+
+// cutRunes returns the first n characters of s and true when s is longer, s and false
+// otherwise.
+func cutRunes(s string, n int) (string, bool) {
+	for i := range s {
+		if n == 0 {
+			return s[:i], true
+		}
+		n--
+	}
+	return s, false
+}
