@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestPIDFromDir checks that a pid file counts as running only while its
@@ -41,6 +43,17 @@ func TestPIDFromDir(t *testing.T) {
 		_ = sh.Wait()
 	}
 	t.Cleanup(kill)
+	// Start returns once the child is forked, maybe before it has exec'd sh: until then its
+	// command line is this test binary's. Wait for the exec.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if argv0, _, _ := bytes.Cut(cmdline, []byte{0}); filepath.Base(string(argv0)) == "sh" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d has not exec'd sh after 10 s: cmdline %q", pid, cmdline)
+		}
+	}
 	writePID("sh", strconv.Itoa(pid)+"\n")
 	writePID(ComponentAPIServer, strconv.Itoa(pid)+"\n")
 	writePID(ComponentEtcd, "garbage\n")
