@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -58,6 +59,7 @@ type options struct {
 	renewDeadline time.Duration
 	retryPeriod   time.Duration
 	discovery     time.Duration
+	profiling     bool
 }
 
 // bindFlags registers the operator's own flags on fs, filling o, and returns the --version
@@ -78,6 +80,7 @@ func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.DurationVar(&o.discovery, "api-discovery-interval", time.Minute, "How often the operator asks the API server which optional APIs it serves (Gateway API, OpenShift Routes), so that a CRD installed later is used.")
+	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-address.")
 	return fs.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 }
 
@@ -164,7 +167,7 @@ func run(ctx context.Context, o options) error {
 		watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second)
 	}
 	if o.httpAddr != "" {
-		if err := serveHTTP(ctx, o.httpAddr, controllers, watchdog); err != nil {
+		if err := serveHTTP(ctx, o.httpAddr, o.profiling, controllers, watchdog); err != nil {
 			return err
 		}
 	}
@@ -333,10 +336,17 @@ func splitNamespaces(s string) []string {
 
 // serveHTTP serves /metrics, /healthz (the process runs and, as a leader, renews its
 // lease: watchdog, nil without leader election) and /readyz (every informer cache has
-// synced) until ctx ends.
-func serveHTTP(ctx context.Context, addr string, controllers []*controller.Controller, watchdog *leaderelection.HealthzAdaptor) error {
+// synced), and with profiling Go's profiles under /debug/pprof/, until ctx ends.
+func serveHTTP(ctx context.Context, addr string, profiling bool, controllers []*controller.Controller, watchdog *leaderelection.HealthzAdaptor) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", legacyregistry.Handler())
+	if profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if watchdog != nil {
 			if err := watchdog.Check(r); err != nil {

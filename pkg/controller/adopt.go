@@ -40,7 +40,7 @@ import (
 // owner, and the operator's label-filtered cache must see it), delete the earlier
 // update-idents Job, and report the adoption. It runs while the Secret "<name>-api" is
 // controlled by the Monocle but lacks resources.ManagedByLabel, which the Secret metadata
-// cache shows without an API call; ensureSecret labels that Secret after this step, so a
+// cache shows without an API call; ensureAPISecret labels that Secret after this step, so a
 // sync killed midway runs the step again, and every part of it is idempotent.
 
 // EarlierUpdateIdentsJob is the name of the update-idents Job the earlier operator ran for

@@ -788,6 +788,77 @@ func TestGeneratedKeysSurviveAStaleCache(t *testing.T) {
 	expectActions(t, kubeWrites, "create secrets demo-api-keys", "create secrets demo-api")
 }
 
+// A new Monocle's keys cost two creates and no read: a create cannot replace a key.
+func TestNewMonocleKeysCostTwoCreates(t *testing.T) {
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
+	f.run()
+	var secretActions []core.Action
+	for _, a := range f.kubeclient.Actions() {
+		if a.GetResource().Resource == "secrets" {
+			secretActions = append(secretActions, a)
+		}
+	}
+	expectActions(t, secretActions, "create secrets demo-api-keys", "create secrets demo-api")
+}
+
+// A new Monocle (never synced) whose Secrets the API server holds, in part or whole, while the
+// cache has not seen them (a sync that died after its creates, an informer lagging after an
+// API server restart): the creates meet them, and the keys they hold are kept.
+func TestNewMonocleKeepsKeysTheCacheHasNotSeen(t *testing.T) {
+	_, objects := converged(t, newMonocle("demo"))
+	primary, backup := find[*corev1.Secret](objects, "demo-api"), find[*corev1.Secret](objects, "demo-api-keys")
+	for name, tc := range map[string]struct {
+		uncached []runtime.Object
+		// want is the Secret whose keys both Secrets must end with.
+		want *corev1.Secret
+		// writes are the writes of the sync to Secrets. Every create of a Secret the API
+		// server has fails (409); after the first, the keys come from the API server, and
+		// ensure's own creates, which the cache leads to, fail as well.
+		writes []string
+	}{
+		"both exist": {uncached: []runtime.Object{primary, backup}, want: primary,
+			writes: []string{"create secrets demo-api-keys", "create secrets demo-api-keys", "create secrets demo-api"}},
+		"only demo-api exists": {uncached: []runtime.Object{primary}, want: primary,
+			writes: []string{"create secrets demo-api-keys", "create secrets demo-api", "create secrets demo-api-keys",
+				"update secrets demo-api-keys", "create secrets demo-api"}},
+		"only the copy exists": {uncached: []runtime.Object{backup}, want: backup,
+			writes: []string{"create secrets demo-api-keys", "create secrets demo-api-keys", "create secrets demo-api"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			m := newMonocle("demo")
+			f.monocles = []*monoclev1alpha1.Monocle{m}
+			f.uncached = tc.uncached
+			c := f.newController()
+			// Another seed than the one that generated the keys, so that new keys would show.
+			c.random = rand.New(rand.NewSource(2))
+			_, ctx := ktesting.NewTestContext(t)
+			if err := c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name}); err != nil {
+				t.Logf("sync returned: %v", err)
+			}
+			var secretWrites []core.Action
+			for _, a := range writes(f.kubeclient.Actions()) {
+				if a.GetResource().Resource == "secrets" {
+					secretWrites = append(secretWrites, a)
+				}
+			}
+			expectActions(t, secretWrites, tc.writes...)
+			for _, name := range []string{"demo-api", "demo-api-keys"} {
+				live, err := f.kubeclient.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range resources.GeneratedKeys {
+					if string(live.Data[k]) != string(tc.want.Data[k]) {
+						t.Errorf("%s holds %s = %q, want %q, the value the API server had", name, k, live.Data[k], tc.want.Data[k])
+					}
+				}
+			}
+		})
+	}
+}
+
 func TestOwnedObjectEnqueuesOwner(t *testing.T) {
 	m := newMonocle("demo")
 	f := newFixture(t)

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
@@ -260,17 +262,37 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 	return out, nil
 }
 
-// ensureSecret keeps the Secret "<name>-api" holding the generated keys, and its copy
-// "<name>-api-keys". A key keeps the valid value (resources.ValidKey) the Secret holds,
-// whoever last wrote it (a user, or the earlier operator, whose CRAWLERS_API_KEY has 24
-// characters), so editing "<name>-api" rotates a key; a key removed
-// from "<name>-api" comes back with its value from the copy, and the other way round. Only a
-// key both have lost, as the API server says (the cache alone is not trusted for that), is
-// generated anew with crypto/rand, with a Warning event when the Monocle had keys before (its
-// pods' logins and crawler keys change).
+// keyring is what ensureKeys settled: the generated keys the Secrets are to hold.
+type keyring struct {
+	keys map[string][]byte
+	// missing names the keys generated in this sync, and hadKeys says whether m had keys
+	// before (which a generated key then replaced: a KeyGenerated warning).
+	missing []string
+	hadKeys bool
+	// fresh says the keys were generated without asking the API server, because the cache
+	// holds neither Secret of a new Monocle (never synced, not being adopted): the keys' backup Secret
+	// was then created (never updated), and the Secret "<name>-api" must be created too.
+	// Either create meeting an existing Secret falls back to the API server's keys
+	// (ensureLiveKeys), so no existing key is ever replaced.
+	fresh bool
+}
+
+// ensureKeys settles m's generated keys and writes their copy, the Secret "<name>-api-keys";
+// ensureAPISecret then writes the Secret "<name>-api". A key keeps the valid value
+// (resources.ValidKey) the Secret holds, whoever last wrote it (a user, or the earlier
+// operator, whose CRAWLERS_API_KEY has 24 characters), so editing "<name>-api" rotates a key;
+// a key removed from "<name>-api" comes back with its value from the copy, and the other way
+// round. Only a key both have lost, as the API server says (the cache alone is not trusted for
+// that), is generated anew with crypto/rand, with a Warning event when the Monocle had keys
+// before (its pods' logins and crawler keys change). adopting says "<name>-api" is the
+// earlier operator's, being adopted in this sync.
 //
-// adopting says the Secret is the earlier operator's, being adopted in this sync.
-func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (*corev1.Secret, error) {
+// The copy is the first write of a sync, alone (see syncHandler). A Monocle whose Secrets the
+// cache does not hold, and which has never been synced nor is being adopted, gets new keys at
+// once, and the copy is created with them: a create cannot replace anything, so the API server
+// need not be asked first, and a new Monocle's keys cost one request. Otherwise the keys come
+// from the cache, or from the API server when the cache lacks some (ensureLiveKeys).
+func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
 	cached := func(name string) (*corev1.Secret, error) {
 		s, err := c.secretsLister.Secrets(m.Namespace).Get(name)
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -280,43 +302,94 @@ func (c *Controller) ensureSecret(ctx context.Context, m *monoclev1alpha1.Monocl
 	}
 	primary, backup, err := keySecrets(m, cached)
 	if err != nil {
-		return nil, err
+		return keyring{}, err
 	}
 	keys, missing := keysFrom(primary, backup)
-	if len(missing) > 0 {
-		// Keys are generated only when neither Secret holds them, and the cache may be
-		// behind the API server (after a restart an informer can lag for minutes): ask the
-		// API server before generating, so that no existing key is ever replaced.
-		live := func(name string) (*corev1.Secret, error) {
-			s, err := c.secrets.read(ctx, m.Namespace, name)
-			if err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-			}
-			return controlledSecret(s, err, m), nil
-		}
-		if primary, backup, err = keySecrets(m, live); err != nil {
-			return nil, err
-		}
-		keys, missing = keysFrom(primary, backup)
+	if len(missing) == 0 {
+		_, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys))
+		return keyring{keys: keys}, err
 	}
-	for _, k := range missing {
-		v, err := resources.NewKey(c.random)
-		if err != nil {
-			return nil, fmt.Errorf("generating %s: %w", k, err)
+	if primary != nil || backup != nil || adopting || m.Status.ObservedGeneration > 0 {
+		return c.ensureLiveKeys(ctx, m, adopting)
+	}
+	k := keyring{keys: keys, missing: missing, fresh: true}
+	if err := generateKeys(c.random, k.keys, missing); err != nil {
+		return keyring{}, err
+	}
+	created, err := c.secrets.create(ctx, resources.NewKeysBackupSecret(m, k.keys))
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
+		c.noteCreated(ctx, m, "Secret", created.Name)
+		return k, nil
+	case apierrors.IsAlreadyExists(err):
+		return c.ensureLiveKeys(ctx, m, adopting)
+	default:
+		return keyring{}, fmt.Errorf("creating Secret %s: %w", resources.KeysBackupName(m), err)
+	}
+}
+
+// ensureLiveKeys settles m's keys from the Secrets the API server holds (the cache may be
+// behind it: after a restart an informer can lag for minutes), generates only the keys
+// neither holds, and writes the backup Secret.
+func (c *Controller) ensureLiveKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
+	live := func(name string) (*corev1.Secret, error) {
+		s, err := c.secrets.read(ctx, m.Namespace, name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
 		}
-		keys[k] = []byte(v)
+		return controlledSecret(s, err, m), nil
 	}
-	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
-		return nil, err
+	primary, backup, err := keySecrets(m, live)
+	if err != nil {
+		return keyring{}, err
 	}
-	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, keys))
+	keys, missing := keysFrom(primary, backup)
+	if err := generateKeys(c.random, keys, missing); err != nil {
+		return keyring{}, err
+	}
 	// The earlier operator's Secret lacks MONOCLE_JWK_GEN_KEY: generating it while adopting
 	// is no loss.
-	hadKeys := !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)
-	if err == nil && len(missing) > 0 && hadKeys {
+	k := keyring{keys: keys, missing: missing, hadKeys: !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)}
+	_, err = ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys))
+	return k, err
+}
+
+// generateKeys sets each key of missing in keys to a new value read from random.
+func generateKeys(random io.Reader, keys map[string][]byte, missing []string) error {
+	for _, name := range missing {
+		v, err := resources.NewKey(random)
+		if err != nil {
+			return fmt.Errorf("generating %s: %w", name, err)
+		}
+		keys[name] = []byte(v)
+	}
+	return nil
+}
+
+// ensureAPISecret keeps the Secret "<name>-api" holding k's keys, and records a KeyGenerated
+// warning when keys m had before were generated anew. For fresh keys it creates the Secret;
+// should one exist after all, the keys are settled again from the API server first.
+func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Monocle, k keyring, adopting bool) (*corev1.Secret, error) {
+	if k.fresh {
+		created, err := c.secrets.create(ctx, resources.NewAPISecret(m, k.keys))
+		if err == nil {
+			klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
+			c.noteCreated(ctx, m, "Secret", created.Name)
+			return created, nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("creating Secret %s: %w", resources.SecretName(m), err)
+		}
+		if k, err = c.ensureLiveKeys(ctx, m, adopting); err != nil {
+			return nil, err
+		}
+	}
+	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, k.keys))
+	if err == nil && len(k.missing) > 0 && k.hadKeys {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
 			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
-			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(missing, ", "))
+			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(k.missing, ", "))
 	}
 	return secret, err
 }

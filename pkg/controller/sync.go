@@ -93,7 +93,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	ctx, created := withCreatedLog(ctx)
 	defer c.recordCreated(m, created)
 
-	// An earlier operator's objects are adopted before ensureSecret labels the Secret that
+	// An earlier operator's objects are adopted before ensureAPISecret labels the Secret that
 	// tells them apart (see adopt.go).
 	// The sync goes no further when that fails, so the Secret stays unlabelled and the
 	// next sync adopts again.
@@ -110,14 +110,15 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 	}
 
-	// The Secret comes first, alone: it is a new Monocle's first request, so when the API
-	// server cannot serve, the sync stops having sent one request (see stop). The objects that
-	// need nothing of each other follow at once: a new Monocle's creates then take about one
-	// request's time rather than the sum of them. The workloads that need the Secret and the
-	// config come last.
-	secret, err := c.ensureSecret(ctx, m, adopting)
+	// The keys' backup Secret comes first, alone: it is a new Monocle's first request, so
+	// when the API server cannot serve, the sync stops having sent one request (see stop).
+	// The objects that need nothing of each other follow at once, the Secret "<name>-api"
+	// among them: a new Monocle's creates then take about one request's time rather than the
+	// sum of them. The workloads that need the Secret and the config come last.
+	keys, err := c.ensureKeys(ctx, m, adopting)
 	keep(err)
 	var (
+		secret                   *corev1.Secret
 		cfg                      configState
 		versionCond, storageCond metav1.Condition
 		adoptedCond              *metav1.Condition
@@ -127,6 +128,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// The StatefulSet as the previous sync left it, from the cache.
 	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
 	c.steps(
+		func() {
+			if keys.keys != nil {
+				var err error
+				secret, err = c.ensureAPISecret(ctx, m, keys, adopting)
+				keep(err)
+			}
+		},
 		func() {
 			var err error
 			cfg, err = c.ensureConfig(ctx, m)

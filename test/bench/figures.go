@@ -42,7 +42,7 @@ func (b *bench) runMain(ctx context.Context) error {
 
 	// Figure 3, first run: the batch figures 2, 4 and 5 use.
 	var small []*scaleResult
-	var ceils, floors []float64
+	var references []refs
 	needBatch := b.want("2") || b.want("3") || b.want("4") || b.want("5")
 	var batch []string
 	if needBatch {
@@ -83,14 +83,14 @@ func (b *bench) runMain(ctx context.Context) error {
 				}
 				small = append(small, r)
 			}
-			ceil, floor, err := b.references(ctx, e, fmt.Sprintf("ref-%d", run), b.cfg.small, small[run].ownedPerMax)
+			r, err := b.references(ctx, e, fmt.Sprintf("ref-%d", run), b.cfg.small, small[run].ownedPerMax)
 			if err != nil {
 				return err
 			}
-			ceils, floors = append(ceils, ceil), append(floors, floor)
+			references = append(references, r)
 		}
 		b.addScaleRows("3a", "3b", "3c", small, b.label(s), 0.5)
-		b.addRatioRows("3g", "3h", small, ceils, floors)
+		b.addRatioRows("3g", "3m", "3h", small, references)
 	}
 	if b.want("6") {
 		if err := b.handover(ctx, e, op, s); err != nil {

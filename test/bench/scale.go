@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -145,6 +147,17 @@ func (b *bench) scaleRun(ctx context.Context, e *env, op *testkit.Process, prefi
 		prefix, n, seconds(res.created), seconds(res.owned), seconds(res.ready), res.notReady, 100*res.queueBelow1s,
 		res.ownedPerMax, res.ownedPerMin, writeSummary(res.writes), seconds(res.clientWait), seconds(res.requestLatency), res.syncs, seconds(res.syncTime))
 	b.logf("%s: %s", prefix, res.usage)
+	if code, body, err := op.Get(ctx, "/debug/pprof/heap"); err == nil && code == 200 {
+		path := filepath.Join(b.workDir, prefix+"-heap.pprof")
+		if err := os.WriteFile(path, []byte(body), 0o644); err == nil {
+			b.logf("%s: operator heap profile in %s (go tool pprof -sample_index=inuse_space -top %s)", prefix, path, path)
+		}
+	}
+	mib := func(name string) string { return fmt.Sprintf("%.1f MiB", after.Sum(name)/(1<<20)) }
+	b.logf("%s: operator memory: RSS %.1f MiB; Go heap in use %s, idle not released %.1f MiB, stacks %s, runtime other %s",
+		prefix, float64(res.rss)/(1<<20), mib("go_memstats_heap_inuse_bytes"),
+		(after.Sum("go_memstats_heap_idle_bytes")-after.Sum("go_memstats_heap_released_bytes"))/(1<<20),
+		mib("go_memstats_stack_inuse_bytes"), mib("go_memstats_other_sys_bytes"))
 	return res, nss, nil
 }
 
@@ -211,11 +224,11 @@ func (b *bench) sweepOne(ctx context.Context, i int, s setting) error {
 	if i == 0 {
 		if b.want("3") {
 			b.addScaleRows("3d", "3e", "3f", []*scaleResult{large}, label, 10)
-			ceil, floor, err := b.references(ctx, e, fmt.Sprintf("q%d-ref", i), large.n, large.ownedPerMax)
+			r, err := b.references(ctx, e, fmt.Sprintf("q%d-ref", i), large.n, large.ownedPerMax)
 			if err != nil {
 				return err
 			}
-			b.addRatioRows("3i", "3j", []*scaleResult{large}, []float64{ceil}, []float64{floor})
+			b.addRatioRows("3i", "3n", "3j", []*scaleResult{large}, []refs{r})
 			b.addCostRows(large, large.n+b.cfg.small)
 		}
 		if b.want("7") {
