@@ -3,6 +3,7 @@ module github.com/change-metrics/monocle-operator
 go 1.26.8
 
 require (
+	github.com/elastic/go-elasticsearch/v7 v7.17.10
 	github.com/google/go-containerregistry v0.22.1
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d

@@ -1,0 +1,314 @@
+package elastic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	elasticsearch "github.com/elastic/go-elasticsearch/v7"
+	"github.com/elastic/go-elasticsearch/v7/esapi"
+)
+
+// DefaultTimeout bounds a call whose context has no deadline. A context that has one keeps
+// it, shorter or longer.
+const DefaultTimeout = 5 * time.Second
+
+// Limits on how much of a response body is read: a success body is decoded from at most
+// maxBodyBytes (a snapshot list of a few thousand snapshots fits), an error body is kept to
+// maxErrorBodyBytes and quoted to maxQuotedBytes.
+const (
+	maxBodyBytes      = 32 << 20
+	maxErrorBodyBytes = 64 << 10
+	maxQuotedBytes    = 200
+)
+
+// Client is what the controller needs from Elasticsearch 7.17. Every method takes a context
+// and applies DefaultTimeout when it has no deadline; every error names the call that failed.
+// An implementation is safe for concurrent use.
+type Client interface {
+	// Health reports the cluster health (GET _cluster/health).
+	Health(ctx context.Context) (Health, error)
+	// DiskUsage reports the disk of the fullest data node (GET _cat/allocation).
+	DiskUsage(ctx context.Context) (Disk, error)
+	// Watermarks reports the disk watermarks in force (GET _cluster/settings).
+	Watermarks(ctx context.Context) (Watermarks, error)
+	// ReadOnlyIndices lists, sorted, the indices blocked by index.blocks.read_only_allow_delete.
+	ReadOnlyIndices(ctx context.Context) ([]string, error)
+	// ClearReadOnly removes index.blocks.read_only_allow_delete from the indices.
+	ClearReadOnly(ctx context.Context, indices ...string) error
+	// Indices lists the indices matching a pattern (GET _cat/indices/<pattern>).
+	Indices(ctx context.Context, pattern string) ([]Index, error)
+	// CloseIndices closes indices, which a restore over existing indices requires.
+	CloseIndices(ctx context.Context, indices ...string) error
+
+	// EnsureRepository registers a snapshot repository unless it is already registered as is.
+	EnsureRepository(ctx context.Context, name string, repo Repository) error
+	// CreateSnapshot starts a snapshot of indices without waiting for it to finish.
+	CreateSnapshot(ctx context.Context, repo, name string, indices []string) error
+	// Snapshots lists the snapshots of a repository, oldest first.
+	Snapshots(ctx context.Context, repo string) ([]Snapshot, error)
+	// Snapshot describes one snapshot; ErrNotFound when it does not exist.
+	Snapshot(ctx context.Context, repo, name string) (Snapshot, error)
+	// SnapshotSize gives the bytes a snapshot references in its repository.
+	SnapshotSize(ctx context.Context, repo, name string) (int64, error)
+	// DeleteSnapshot deletes a snapshot; one already gone is not an error.
+	DeleteSnapshot(ctx context.Context, repo, name string) error
+	// Restore starts restoring indices from a snapshot without waiting for it to finish.
+	Restore(ctx context.Context, repo, name string, indices []string) error
+	// RestoreDone reports whether every primary shard of the indices is active.
+	RestoreDone(ctx context.Context, indices []string) (bool, error)
+}
+
+// ErrNotFound matches, with errors.Is, an error from a call that Elasticsearch answered with
+// 404 Not Found (a missing snapshot, repository or index).
+var ErrNotFound = errors.New("not found")
+
+// StatusError is an HTTP error status from Elasticsearch. Type and Reason come from the error
+// body Elasticsearch sends, {"error":{"type":..,"reason":..},"status":..}, for example
+// Type "snapshot_missing_exception" with Code 404 (Elasticsearch 7.17 reference, Common
+// options, and SnapshotMissingException). When the body is not of that shape (an HTML page
+// from a proxy, a plain string), Type is empty and Reason quotes the start of the body.
+type StatusError struct {
+	// Code is the HTTP status code, e.g. 404.
+	Code int
+	// Type is Elasticsearch's error type, e.g. "index_not_found_exception"; may be empty.
+	Type string
+	// Reason is Elasticsearch's error reason, or the start of the body; may be empty.
+	Reason string
+}
+
+// Error returns "status <code> <type>: <reason>", leaving out what is empty.
+func (e *StatusError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status %d", e.Code)
+	if e.Type != "" {
+		b.WriteString(" " + e.Type)
+	}
+	if e.Reason != "" {
+		b.WriteString(": " + e.Reason)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrNotFound) hold for a 404.
+func (e *StatusError) Is(target error) bool {
+	return target == ErrNotFound && e.Code == http.StatusNotFound
+}
+
+// IsNotFound reports whether err is, or wraps, a 404 from Elasticsearch.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// client implements Client on the official go-elasticsearch client.
+type client struct {
+	es *elasticsearch.Client
+	// timeout is DefaultTimeout; tests shorten it.
+	timeout time.Duration
+}
+
+// New returns a Client for the Elasticsearch at baseURL (e.g. "http://monocle-elastic:9200";
+// Monocle's Elasticsearch is plain HTTP without authentication). transport carries the
+// requests; nil means NewTransport(). The error reports a URL that is not absolute http(s).
+//
+// The client does not retry: a failed call is reported, and the controller's next sync is
+// the retry. It checks the X-Elastic-Product header of the first successful response, as the
+// official client does for 7.14 and later servers, rather than sending an extra GET / first.
+func New(baseURL string, transport http.RoundTripper) (Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch URL: %w", err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("elasticsearch URL %q: want http://host:port or https://host:port", baseURL)
+	}
+	if transport == nil {
+		transport = NewTransport()
+	}
+	es, err := elasticsearch.NewClient(elasticsearch.Config{
+		Addresses:            []string{baseURL},
+		Transport:            transport,
+		DisableRetry:         true,
+		UseResponseCheckOnly: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("elasticsearch client: %w", err)
+	}
+	return &client{es: es, timeout: DefaultTimeout}, nil
+}
+
+// NewTransport returns the transport New uses by default: connection, TLS handshake and
+// response-header timeouts of its own, so a call made with a long deadline still cannot
+// hang on a dead peer, and few idle connections, since the operator talks to each
+// Elasticsearch rarely.
+func NewTransport() *http.Transport {
+	return &http.Transport{
+		Proxy: http.ProxyFromEnvironment,
+		DialContext: (&net.Dialer{
+			Timeout:   5 * time.Second,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: 30 * time.Second,
+		MaxIdleConns:          16,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+	}
+}
+
+// request is an esapi request type; each has Do(ctx, transport).
+type request interface {
+	Do(ctx context.Context, transport esapi.Transport) (*esapi.Response, error)
+}
+
+// call sends req and returns the status code and body of a response whose status is in ok
+// (any 2xx when ok is empty). op names the call in errors, e.g. "GET _cluster/health".
+func (c *client) call(ctx context.Context, op string, req request, ok ...int) (int, []byte, error) {
+	if _, has := ctx.Deadline(); !has {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	res, err := req.Do(ctx, c.es)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	defer res.Body.Close()
+	accepted := res.StatusCode >= 200 && res.StatusCode < 300
+	if len(ok) > 0 {
+		accepted = false
+		for _, code := range ok {
+			accepted = accepted || res.StatusCode == code
+		}
+	}
+	if !accepted {
+		body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBodyBytes))
+		return res.StatusCode, nil, fmt.Errorf("%s: %w", op, parseStatusError(res.StatusCode, body))
+	}
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxBodyBytes+1))
+	if err != nil {
+		return res.StatusCode, nil, fmt.Errorf("%s: reading body: %w", op, err)
+	}
+	if len(body) > maxBodyBytes {
+		return res.StatusCode, nil, fmt.Errorf("%s: body longer than %d bytes", op, maxBodyBytes)
+	}
+	return res.StatusCode, body, nil
+}
+
+// callJSON is call followed by decoding the body into v; what names the API in a decoding
+// error, e.g. "_cluster/health".
+func (c *client) callJSON(ctx context.Context, op, what string, req request, v any) error {
+	_, body, err := c.call(ctx, op, req)
+	if err != nil {
+		return err
+	}
+	return decode(what, body, v)
+}
+
+// decode unmarshals body into v, naming the API in the error.
+func decode(what string, body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("decoding %s: %w", what, err)
+	}
+	return nil
+}
+
+// acknowledged decodes {"acknowledged":bool}, the answer of Elasticsearch's write APIs, and
+// fails when the body is not that or the write was not acknowledged.
+func acknowledged(what string, body []byte) error {
+	var ack struct {
+		Acknowledged *bool `json:"acknowledged"`
+	}
+	if err := decode(what, body, &ack); err != nil {
+		return err
+	}
+	if ack.Acknowledged == nil {
+		return fmt.Errorf("decoding %s: no \"acknowledged\" field", what)
+	}
+	if !*ack.Acknowledged {
+		return fmt.Errorf("%s: not acknowledged by the cluster in time", what)
+	}
+	return nil
+}
+
+// parseStatusError builds a StatusError from an error body: {"error":{"type","reason"},
+// "status"}, {"error":"text","status"} (Elasticsearch's form for some REST-layer errors), or
+// anything else, quoted.
+func parseStatusError(code int, body []byte) *StatusError {
+	e := &StatusError{Code: code}
+	var obj struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(body, &obj) == nil && len(obj.Error) > 0 {
+		var detail struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		}
+		var text string
+		switch {
+		case json.Unmarshal(obj.Error, &detail) == nil && (detail.Type != "" || detail.Reason != ""):
+			e.Type, e.Reason = detail.Type, detail.Reason
+			return e
+		case json.Unmarshal(obj.Error, &text) == nil:
+			e.Reason = text
+			return e
+		}
+	}
+	e.Reason = quote(body)
+	return e
+}
+
+// quote returns the start of body as one line of printable text.
+func quote(body []byte) string {
+	s := strings.Join(strings.Fields(string(bytes.ToValidUTF8(body, []byte("?")))), " ")
+	if len(s) > maxQuotedBytes {
+		cut := maxQuotedBytes
+		for cut > 0 && !isRuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "..."
+	}
+	return s
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// checkName refuses a repository, snapshot or index name that cannot be put in a URL path
+// segment as is: esapi writes names into the path unescaped. Elasticsearch forbids these
+// characters in such names anyway (Elasticsearch 7.17 reference, Create snapshot API and
+// Create index API: no \ / * ? " < > | , # or whitespace).
+func checkName(kind, name string) error {
+	if name == "" {
+		return fmt.Errorf("%s name is empty", kind)
+	}
+	if strings.HasPrefix(name, "_") {
+		return fmt.Errorf("%s name %q: a leading _ is reserved by Elasticsearch", kind, name)
+	}
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || strings.ContainsRune(`\/*?"<>|,#%`, r)
+	}); i >= 0 {
+		return fmt.Errorf("%s name %q: character %q is not allowed", kind, name, name[i])
+	}
+	return nil
+}
+
+// checkNames applies checkName to each name and requires at least one.
+func checkNames(kind string, names []string) error {
+	if len(names) == 0 {
+		return fmt.Errorf("no %s names", kind)
+	}
+	for _, n := range names {
+		if err := checkName(kind, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,355 @@
+package elastic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/elastic/go-elasticsearch/v7/esapi"
+)
+
+// Monocle's index names, from Monocle's source (src/Monocle/Backend/Index.hs, configIndex;
+// tenantIndexName in src/Monocle/Env.hs): one config index, and one index per workspace
+// named WorkspaceIndexPrefix + the workspace name. Each is created with 1 shard and 0
+// replicas.
+const (
+	ConfigIndex          = "monocle.config"
+	WorkspaceIndexPrefix = "monocle.changes.1."
+)
+
+// HealthStatus is a cluster or index health: green (all shards allocated), yellow (all
+// primaries allocated, some replicas not; a single node with replicas stays yellow), red
+// (some primary not allocated). Elasticsearch 7.17 reference, Cluster health API.
+type HealthStatus string
+
+// Health statuses.
+const (
+	HealthGreen  HealthStatus = "green"
+	HealthYellow HealthStatus = "yellow"
+	HealthRed    HealthStatus = "red"
+)
+
+func (s HealthStatus) valid() bool {
+	return s == HealthGreen || s == HealthYellow || s == HealthRed
+}
+
+// Health is the answer of GET _cluster/health (Elasticsearch 7.17 reference, Cluster health
+// API): shard counts are numbers of shard copies.
+type Health struct {
+	ClusterName string `json:"cluster_name"`
+	// Status is green, yellow or red.
+	Status HealthStatus `json:"status"`
+	// TimedOut is true when a wait condition of the request was not met in time.
+	TimedOut            bool `json:"timed_out"`
+	NumberOfNodes       int  `json:"number_of_nodes"`
+	NumberOfDataNodes   int  `json:"number_of_data_nodes"`
+	ActivePrimaryShards int  `json:"active_primary_shards"`
+	ActiveShards        int  `json:"active_shards"`
+	RelocatingShards    int  `json:"relocating_shards"`
+	InitializingShards  int  `json:"initializing_shards"`
+	UnassignedShards    int  `json:"unassigned_shards"`
+}
+
+// Health returns the cluster health from GET _cluster/health. An answer without a green,
+// yellow or red status is a decoding error.
+func (c *client) Health(ctx context.Context) (Health, error) {
+	_, body, err := c.call(ctx, "GET _cluster/health", esapi.ClusterHealthRequest{})
+	if err != nil {
+		return Health{}, err
+	}
+	return decodeHealth("_cluster/health", body)
+}
+
+func decodeHealth(what string, body []byte) (Health, error) {
+	var h Health
+	if err := decode(what, body, &h); err != nil {
+		return Health{}, err
+	}
+	if !h.Status.valid() {
+		return Health{}, fmt.Errorf("decoding %s: status %q is not green, yellow or red", what, h.Status)
+	}
+	return h, nil
+}
+
+// RestoreDone reports whether a restore of indices has finished: every index exists, none
+// is red and no shard is initializing. It reads GET _cluster/health/<indices> with a
+// timeout of 1ms rather than GET _cat/recovery?active_only=true: an empty list of active
+// recoveries cannot tell "not started yet" from "done", while the health of named indices
+// is red until each exists and has its primaries active (Elasticsearch 7.17 reference,
+// Restore a snapshot: "Monitor a restore"). Yellow counts as done: a single node never
+// assigns replicas. esapi leaves out a zero timeout, hence 1ms; without a timeout
+// Elasticsearch waits up to 30s for a missing index to appear. When an index is missing
+// Elasticsearch 7.17 answers 408 with the health body (timed_out true, status red): that is
+// "not done", not an error.
+func (c *client) RestoreDone(ctx context.Context, indices []string) (bool, error) {
+	if err := checkNames("index", indices); err != nil {
+		return false, fmt.Errorf("restore progress: %w", err)
+	}
+	req := esapi.ClusterHealthRequest{Index: indices, Timeout: time.Millisecond}
+	op := "GET _cluster/health/" + strings.Join(indices, ",")
+	_, body, err := c.call(ctx, op, req, http.StatusOK, http.StatusRequestTimeout)
+	if err != nil {
+		return false, err
+	}
+	h, err := decodeHealth("_cluster/health/<indices>", body)
+	if err != nil {
+		return false, err
+	}
+	return !h.TimedOut && h.Status != HealthRed && h.InitializingShards == 0, nil
+}
+
+// Disk is the disk of one data node, in bytes, from GET _cat/allocation (Elasticsearch 7.17
+// reference, cat allocation API).
+type Disk struct {
+	// Node is the node's name.
+	Node string
+	// IndicesBytes is what the node's shards take (disk.indices).
+	IndicesBytes int64
+	// UsedBytes, AvailableBytes and TotalBytes describe the filesystem of the node's data
+	// path(s), Elasticsearch's files and others' alike (disk.used, disk.avail, disk.total).
+	UsedBytes      int64
+	AvailableBytes int64
+	TotalBytes     int64
+}
+
+// PercentUsed is UsedBytes/TotalBytes as a percentage, 0 when TotalBytes is 0. It is what
+// a percentage watermark is compared with.
+func (d Disk) PercentUsed() float64 {
+	if d.TotalBytes <= 0 {
+		return 0
+	}
+	return 100 * float64(d.UsedBytes) / float64(d.TotalBytes)
+}
+
+// catString is a cell of a cat API JSON answer: Elasticsearch renders every cell as a string
+// or null (RestTable.renderValue). A bare number is accepted too.
+type catString struct {
+	s     string
+	valid bool
+}
+
+func (v *catString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*v = catString{}
+		return nil
+	}
+	if len(b) > 0 && b[0] != '"' {
+		var n json.Number
+		if err := json.Unmarshal(b, &n); err != nil {
+			return err
+		}
+		*v = catString{s: n.String(), valid: true}
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*v = catString{s: s, valid: true}
+	return nil
+}
+
+// int64 parses the cell as a whole number; a null cell is 0.
+func (v catString) int64(what, column string) (int64, error) {
+	if !v.valid {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v.s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("decoding %s: %s %q is not a whole number", what, column, v.s)
+	}
+	return n, nil
+}
+
+// DiskUsage returns the disk of the data node with the highest used percentage, the one the
+// watermarks catch first (Monocle runs one node). It reads GET
+// _cat/allocation?format=json&bytes=b rather than _nodes/stats/fs because only the former
+// gives disk.indices next to the filesystem figures, and its figures are the ones the disk
+// allocation decider uses. The UNASSIGNED row _cat/allocation adds for unassigned shards has
+// no disk and is skipped; an answer with no node is a decoding error.
+func (c *client) DiskUsage(ctx context.Context) (Disk, error) {
+	const what = "_cat/allocation"
+	var rows []struct {
+		Node    catString `json:"node"`
+		Indices catString `json:"disk.indices"`
+		Used    catString `json:"disk.used"`
+		Avail   catString `json:"disk.avail"`
+		Total   catString `json:"disk.total"`
+	}
+	req := esapi.CatAllocationRequest{Format: "json", Bytes: "b"}
+	if err := c.callJSON(ctx, "GET _cat/allocation", what, req, &rows); err != nil {
+		return Disk{}, err
+	}
+	var fullest *Disk
+	for _, r := range rows {
+		if !r.Total.valid {
+			continue
+		}
+		d := Disk{Node: r.Node.s}
+		var err error
+		for _, f := range []struct {
+			dst    *int64
+			cell   catString
+			column string
+		}{
+			{&d.IndicesBytes, r.Indices, "disk.indices"},
+			{&d.UsedBytes, r.Used, "disk.used"},
+			{&d.AvailableBytes, r.Avail, "disk.avail"},
+			{&d.TotalBytes, r.Total, "disk.total"},
+		} {
+			if *f.dst, err = f.cell.int64(what, f.column); err != nil {
+				return Disk{}, err
+			}
+		}
+		if fullest == nil || d.PercentUsed() > fullest.PercentUsed() {
+			fullest = &d
+		}
+	}
+	if fullest == nil {
+		return Disk{}, fmt.Errorf("decoding %s: no data node with disk figures", what)
+	}
+	return *fullest, nil
+}
+
+// readOnlySetting is the block Elasticsearch 7.17 puts on every index of a node past the
+// flood-stage watermark; it releases it by itself once usage falls below the high watermark
+// (Elasticsearch 7.17 reference, Disk-based shard allocation settings).
+const readOnlySetting = "index.blocks.read_only_allow_delete"
+
+// ReadOnlyIndices returns, sorted, the indices whose index.blocks.read_only_allow_delete is
+// true, from GET _all/_settings/index.blocks.read_only_allow_delete?flat_settings=true
+// (Elasticsearch 7.17 reference, Get index settings API).
+func (c *client) ReadOnlyIndices(ctx context.Context) ([]string, error) {
+	const what = "_all/_settings"
+	var byIndex map[string]struct {
+		Settings map[string]json.RawMessage `json:"settings"`
+	}
+	req := esapi.IndicesGetSettingsRequest{
+		Index:        []string{"_all"},
+		Name:         []string{readOnlySetting},
+		FlatSettings: ptr(true),
+	}
+	if err := c.callJSON(ctx, "GET _all/_settings/"+readOnlySetting, what, req, &byIndex); err != nil {
+		return nil, err
+	}
+	if byIndex == nil {
+		return nil, fmt.Errorf("decoding %s: not an object of indices", what)
+	}
+	var blocked []string
+	for index, s := range byIndex {
+		raw, ok := s.Settings[readOnlySetting]
+		if !ok {
+			continue
+		}
+		// Settings come back as strings ("true"); a JSON boolean is accepted as well.
+		var text string
+		if json.Unmarshal(raw, &text) != nil {
+			text = string(raw)
+		}
+		on, err := strconv.ParseBool(text)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: %s of %s is %s", what, readOnlySetting, index, raw)
+		}
+		if on {
+			blocked = append(blocked, index)
+		}
+	}
+	sort.Strings(blocked)
+	return blocked, nil
+}
+
+// ClearReadOnly sets index.blocks.read_only_allow_delete to null on the indices with PUT
+// <indices>/_settings {"index.blocks.read_only_allow_delete": null} (Elasticsearch 7.17
+// reference, Update index settings API). Without indices it does nothing. Clearing the block
+// while the disk is still past the flood stage only lets Elasticsearch set it again.
+func (c *client) ClearReadOnly(ctx context.Context, indices ...string) error {
+	if len(indices) == 0 {
+		return nil
+	}
+	if err := checkNames("index", indices); err != nil {
+		return fmt.Errorf("clearing read-only: %w", err)
+	}
+	body := []byte(`{"` + readOnlySetting + `":null}`)
+	req := esapi.IndicesPutSettingsRequest{Index: indices, Body: bytes.NewReader(body)}
+	_, resp, err := c.call(ctx, "PUT "+strings.Join(indices, ",")+"/_settings", req)
+	if err != nil {
+		return err
+	}
+	return acknowledged("<indices>/_settings", resp)
+}
+
+// Index is one row of GET _cat/indices (Elasticsearch 7.17 reference, cat indices API).
+type Index struct {
+	Name string
+	// Health is green, yellow or red; empty when Elasticsearch reports none.
+	Health HealthStatus
+	// Status is "open" or "close".
+	Status string
+	// DocsCount is the number of documents, nested ones included; 0 for a closed index.
+	DocsCount int64
+	// StoreSizeBytes is the size of all its shard copies on disk; 0 for a closed index.
+	StoreSizeBytes int64
+}
+
+// Indices lists the indices matching pattern, sorted by name, from GET
+// _cat/indices/<pattern>?format=json&bytes=b. The pattern comes from the caller, e.g.
+// "monocle.*" (see ConfigIndex and WorkspaceIndexPrefix); a pattern matching nothing gives
+// an empty list, a concrete name that does not exist gives ErrNotFound.
+func (c *client) Indices(ctx context.Context, pattern string) ([]Index, error) {
+	const what = "_cat/indices"
+	if pattern == "" || strings.ContainsAny(pattern, "/?#% \t\n") {
+		return nil, fmt.Errorf("listing indices: pattern %q is empty or has a character not allowed in a URL path", pattern)
+	}
+	var rows []struct {
+		Index     catString `json:"index"`
+		Health    catString `json:"health"`
+		Status    catString `json:"status"`
+		DocsCount catString `json:"docs.count"`
+		StoreSize catString `json:"store.size"`
+	}
+	req := esapi.CatIndicesRequest{Index: []string{pattern}, Format: "json", Bytes: "b"}
+	if err := c.callJSON(ctx, "GET _cat/indices/"+pattern, what, req, &rows); err != nil {
+		return nil, err
+	}
+	if rows == nil {
+		return nil, fmt.Errorf("decoding %s: not a list", what)
+	}
+	out := make([]Index, 0, len(rows))
+	for _, r := range rows {
+		if r.Index.s == "" {
+			return nil, fmt.Errorf("decoding %s: a row has no index name", what)
+		}
+		ix := Index{Name: r.Index.s, Health: HealthStatus(r.Health.s), Status: r.Status.s}
+		var err error
+		if ix.DocsCount, err = r.DocsCount.int64(what, "docs.count"); err != nil {
+			return nil, err
+		}
+		if ix.StoreSizeBytes, err = r.StoreSize.int64(what, "store.size"); err != nil {
+			return nil, err
+		}
+		out = append(out, ix)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// CloseIndices closes the indices with POST <indices>/_close (Elasticsearch 7.17 reference,
+// Close index API): a snapshot restores over an existing index only when it is closed, and
+// the restore reopens it. A missing index is ErrNotFound.
+func (c *client) CloseIndices(ctx context.Context, indices ...string) error {
+	if err := checkNames("index", indices); err != nil {
+		return fmt.Errorf("closing indices: %w", err)
+	}
+	req := esapi.IndicesCloseRequest{Index: indices}
+	_, body, err := c.call(ctx, "POST "+strings.Join(indices, ",")+"/_close", req)
+	if err != nil {
+		return err
+	}
+	return acknowledged("<indices>/_close", body)
+}

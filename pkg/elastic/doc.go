@@ -1,0 +1,22 @@
+// Package elastic is the operator's only client for the Elasticsearch 7.17 node that backs a
+// Monocle: cluster health, disk usage against the disk watermarks, the read-only blocks
+// Elasticsearch puts on indices when the disk fills, and the snapshot API (repositories,
+// snapshots, restores).
+//
+// The controller depends on the Client interface, never on the HTTP details: New builds
+// one on the official client (github.com/elastic/go-elasticsearch/v7, its esapi request
+// types) with an injectable transport, and the elastictest sub-package is a programmable
+// fake Elasticsearch for tests.
+//
+// The controller never blocks on Elasticsearch. Every call carries a deadline (the
+// caller's, or DefaultTimeout when the context has none), and callers put what they learn in
+// the Monocle status and conditions: an unreachable Elasticsearch is a condition, not a
+// failed sync. Long work (taking a snapshot, restoring one) is started here without waiting
+// (wait_for_completion=false) and observed on later syncs with Snapshot, Snapshots and
+// RestoreDone.
+//
+// Errors say which call failed and wrap their cause with %w. An HTTP error status is a
+// *StatusError (errors.As) carrying the code and Elasticsearch's error type and reason;
+// errors.Is(err, ErrNotFound) holds for a 404. A success status whose body is not the JSON
+// the call expects is an error too ("decoding _cluster/health: ..."), never a zero value.
+package elastic
