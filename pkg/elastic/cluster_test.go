@@ -1,0 +1,373 @@
+package elastic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+// reply is a canned answer of the fake.
+type reply struct {
+	status int
+	body   string
+}
+
+// checkErr fails the test unless err matches wantErr: "" wants no error, "404" (three
+// digits) wants a *StatusError of that code, anything else is text the error must contain.
+func checkErr(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "":
+		if err != nil {
+			t.Fatalf("unexpected error: %v", err)
+		}
+	case len(wantErr) == 3 && strings.Trim(wantErr, "0123456789") == "":
+		var se *elastic.StatusError
+		if !errors.As(err, &se) || strconv.Itoa(se.Code) != wantErr {
+			t.Fatalf("error %v, want a *StatusError with code %s", err, wantErr)
+		}
+	default:
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error %v, want one containing %q", err, wantErr)
+		}
+	}
+}
+
+// allocationRow is a row of GET _cat/allocation?format=json&bytes=b from Elasticsearch 7.17
+// (cat allocation API: shards, disk.indices, disk.used, disk.avail, disk.total,
+// disk.percent, host, ip, node; every cell a string).
+const allocationRow = `{"shards":"2","disk.indices":"52428800","disk.used":"8589934592","disk.avail":"2147483648","disk.total":"10737418240","disk.percent":"80","host":"10.244.0.12","ip":"10.244.0.12","node":"monocle-elastic-0"}`
+
+// unassignedRow is the row _cat/allocation adds for unassigned shards.
+const unassignedRow = `{"shards":"2","disk.indices":null,"disk.used":null,"disk.avail":null,"disk.total":null,"disk.percent":null,"host":null,"ip":null,"node":"UNASSIGNED"}`
+
+func TestDiskUsage(t *testing.T) {
+	node0 := elastic.Disk{Node: "monocle-elastic-0", IndicesBytes: 52428800, UsedBytes: 8589934592,
+		AvailableBytes: 2147483648, TotalBytes: 10737418240}
+	tests := map[string]struct {
+		reply   reply
+		want    elastic.Disk
+		wantErr string
+	}{
+		"one node":                  {reply: reply{200, "[" + allocationRow + "]"}, want: node0},
+		"unassigned shards skipped": {reply: reply{200, "[" + unassignedRow + "," + allocationRow + "]"}, want: node0},
+		"fullest of two nodes": {
+			reply: reply{200, "[" + allocationRow + "," + strings.NewReplacer(
+				`"disk.used":"8589934592"`, `"disk.used":"10200547328"`,
+				`"disk.avail":"2147483648"`, `"disk.avail":"536870912"`,
+				"monocle-elastic-0", "monocle-elastic-1").Replace(allocationRow) + "]"},
+			want: elastic.Disk{Node: "monocle-elastic-1", IndicesBytes: 52428800, UsedBytes: 10200547328,
+				AvailableBytes: 536870912, TotalBytes: 10737418240},
+		},
+		"only unassigned": {reply: reply{200, "[" + unassignedRow + "]"}, wantErr: "decoding _cat/allocation: no data node"},
+		"empty list":      {reply: reply{200, "[]"}, wantErr: "decoding _cat/allocation: no data node"},
+		"garbage":         {reply: reply{200, "<html>"}, wantErr: "decoding _cat/allocation"},
+		"object":          {reply: reply{200, `{"disk.total":"1"}`}, wantErr: "decoding _cat/allocation"},
+		"human sizes":     {reply: reply{200, strings.Replace("["+allocationRow+"]", `"10737418240"`, `"10gb"`, 1)}, wantErr: `disk.total "10gb" is not a whole number`},
+		"error status":    {reply: reply{500, `{"error":{"root_cause":[],"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_cat/allocation", tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).DiskUsage(context.Background())
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("DiskUsage = %+v, want %+v", got, tc.want)
+			}
+			q := srv.Requests()[0].Query
+			if q.Get("format") != "json" || q.Get("bytes") != "b" {
+				t.Errorf("query %v, want format=json and bytes=b", q)
+			}
+		})
+	}
+}
+
+func TestDiskPercentUsed(t *testing.T) {
+	if got := (elastic.Disk{UsedBytes: 80, TotalBytes: 100}).PercentUsed(); got != 80 {
+		t.Errorf("PercentUsed = %v, want 80", got)
+	}
+	if got := (elastic.Disk{UsedBytes: 80}).PercentUsed(); got != 0 {
+		t.Errorf("PercentUsed without a total = %v, want 0", got)
+	}
+}
+
+// clusterSettings is GET _cluster/settings?include_defaults=true&flat_settings=true from
+// Elasticsearch 7.17, trimmed to the disk settings of its "defaults".
+func clusterSettings(persistent, transient, low, high, flood string) string {
+	return `{"persistent":{` + persistent + `},"transient":{` + transient + `},"defaults":{
+  "cluster.routing.allocation.disk.threshold_enabled":"true",
+  "cluster.routing.allocation.disk.watermark.enable_for_single_data_node":"false",
+  "cluster.routing.allocation.disk.watermark.flood_stage":"` + flood + `",
+  "cluster.routing.allocation.disk.watermark.flood_stage.frozen":"95%",
+  "cluster.routing.allocation.disk.watermark.flood_stage.frozen.max_headroom":"20GB",
+  "cluster.routing.allocation.disk.watermark.high":"` + high + `",
+  "cluster.routing.allocation.disk.watermark.low":"` + low + `"}}`
+}
+
+func TestWatermarks(t *testing.T) {
+	pct := func(raw string, p float64) elastic.Watermark { return elastic.Watermark{Raw: raw, UsedPercent: p} }
+	tests := map[string]struct {
+		reply   reply
+		want    elastic.Watermarks
+		wantErr string
+	}{
+		"defaults": {
+			reply: reply{200, clusterSettings("", "", "85%", "90%", "95%")},
+			want:  elastic.Watermarks{Low: pct("85%", 85), High: pct("90%", 90), FloodStage: pct("95%", 95)},
+		},
+		"ratios": {
+			reply: reply{200, clusterSettings("", "", "0.85", "0.9", "0.95")},
+			want:  elastic.Watermarks{Low: pct("0.85", 85), High: pct("0.9", 90), FloodStage: pct("0.95", 95)},
+		},
+		"byte values": {
+			reply: reply{200, clusterSettings("", "", "2gb", "1gb", "500mb")},
+			want: elastic.Watermarks{
+				Low:        elastic.Watermark{Raw: "2gb", IsBytes: true, FreeBytes: 2 << 30},
+				High:       elastic.Watermark{Raw: "1gb", IsBytes: true, FreeBytes: 1 << 30},
+				FloodStage: elastic.Watermark{Raw: "500mb", IsBytes: true, FreeBytes: 500 << 20},
+			},
+		},
+		"persistent over default, transient over persistent": {
+			reply: reply{200, clusterSettings(
+				`"cluster.routing.allocation.disk.watermark.low":"70%","cluster.routing.allocation.disk.watermark.high":"80%"`,
+				`"cluster.routing.allocation.disk.watermark.high":"75%"`,
+				"85%", "90%", "95%")},
+			want: elastic.Watermarks{Low: pct("70%", 70), High: pct("75%", 75), FloodStage: pct("95%", 95)},
+		},
+		"unparsable": {
+			reply:   reply{200, clusterSettings("", "", "85%", "lots", "95%")},
+			wantErr: "decoding _cluster/settings: cluster.routing.allocation.disk.watermark.high",
+		},
+		"missing": {
+			reply:   reply{200, `{"persistent":{},"transient":{}}`},
+			wantErr: "decoding _cluster/settings: no cluster.routing.allocation.disk.watermark.low",
+		},
+		"not a string": {
+			reply:   reply{200, `{"defaults":{"cluster.routing.allocation.disk.watermark.low":85}}`},
+			wantErr: "not a string",
+		},
+		"garbage":      {reply: reply{200, `{"defaults":`}, wantErr: "decoding _cluster/settings"},
+		"error status": {reply: reply{503, `{"error":{"type":"master_not_discovered_exception","reason":"x"},"status":503}`}, wantErr: "503"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_cluster/settings", tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).Watermarks(context.Background())
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("Watermarks = %+v, want %+v", got, tc.want)
+			}
+			q := srv.Requests()[0].Query
+			if q.Get("include_defaults") != "true" || q.Get("flat_settings") != "true" {
+				t.Errorf("query %v, want include_defaults=true and flat_settings=true", q)
+			}
+		})
+	}
+}
+
+func TestReadOnlyIndices(t *testing.T) {
+	const path = "/_all/_settings/index.blocks.read_only_allow_delete"
+	tests := map[string]struct {
+		reply   reply
+		want    []string
+		wantErr string
+	}{
+		"two blocked, one not": {
+			reply: reply{200, `{
+  "monocle.config":{"settings":{"index.blocks.read_only_allow_delete":"true"}},
+  "monocle.changes.1.zuul":{"settings":{"index.blocks.read_only_allow_delete":"false"}},
+  "monocle.changes.1.demo":{"settings":{"index.blocks.read_only_allow_delete":"true"}}}`},
+			want: []string{"monocle.changes.1.demo", "monocle.config"},
+		},
+		"none":         {reply: reply{200, `{}`}, want: nil},
+		"not a bool":   {reply: reply{200, `{"a":{"settings":{"index.blocks.read_only_allow_delete":"maybe"}}}`}, wantErr: "decoding _all/_settings"},
+		"garbage":      {reply: reply{200, `[]`}, wantErr: "decoding _all/_settings"},
+		"null":         {reply: reply{200, `null`}, wantErr: "decoding _all/_settings"},
+		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).ReadOnlyIndices(context.Background())
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ReadOnlyIndices = %q, want %q", got, tc.want)
+			}
+			if q := srv.Requests()[0].Query; q.Get("flat_settings") != "true" {
+				t.Errorf("query %v, want flat_settings=true", q)
+			}
+		})
+	}
+}
+
+func TestClearReadOnly(t *testing.T) {
+	tests := map[string]struct {
+		indices  []string
+		path     string
+		reply    reply
+		wantErr  string
+		wantSent bool
+	}{
+		"two indices": {
+			indices: []string{"monocle.config", "monocle.changes.1.demo"},
+			path:    "/monocle.config,monocle.changes.1.demo/_settings",
+			reply:   reply{200, `{"acknowledged":true}`}, wantSent: true,
+		},
+		"not acknowledged": {
+			indices: []string{"monocle.config"}, path: "/monocle.config/_settings",
+			reply: reply{200, `{"acknowledged":false}`}, wantErr: "not acknowledged", wantSent: true,
+		},
+		"garbage": {
+			indices: []string{"monocle.config"}, path: "/monocle.config/_settings",
+			reply: reply{200, `ok`}, wantErr: "decoding <indices>/_settings", wantSent: true,
+		},
+		"missing index": {
+			indices: []string{"gone"}, path: "/gone/_settings",
+			reply:   reply{404, `{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [gone]"}],"type":"index_not_found_exception","reason":"no such index [gone]"},"status":404}`},
+			wantErr: "404", wantSent: true,
+		},
+		"no indices is no call": {},
+		"bad name":              {indices: []string{"a/b"}, wantErr: "not allowed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			if tc.path != "" {
+				srv.Reply("PUT", tc.path, tc.reply.status, tc.reply.body)
+			}
+			err := newClient(t, srv).ClearReadOnly(context.Background(), tc.indices...)
+			checkErr(t, err, tc.wantErr)
+			reqs := srv.Requests()
+			if !tc.wantSent {
+				if len(reqs) != 0 {
+					t.Fatalf("sent %d requests, want none", len(reqs))
+				}
+				return
+			}
+			var body map[string]any
+			if err := json.Unmarshal(reqs[0].Body, &body); err != nil {
+				t.Fatalf("PUT body %q: %v", reqs[0].Body, err)
+			}
+			v, ok := body["index.blocks.read_only_allow_delete"]
+			if len(body) != 1 || !ok || v != nil {
+				t.Errorf("PUT body %s, want {\"index.blocks.read_only_allow_delete\":null}", reqs[0].Body)
+			}
+		})
+	}
+}
+
+// catIndices is GET _cat/indices/monocle.*?format=json&bytes=b from Elasticsearch 7.17 (cat
+// indices API); a closed index has no counts.
+const catIndices = `[
+ {"health":"green","status":"open","index":"monocle.config","uuid":"Xq1pD0nYT4O6ZbYkq4oC2g","pri":"1","rep":"0","docs.count":"1","docs.deleted":"0","store.size":"5120","pri.store.size":"5120"},
+ {"health":"green","status":"open","index":"monocle.changes.1.demo","uuid":"v2oQY1i5Q0y3k7n0d2cY8w","pri":"1","rep":"0","docs.count":"1234","docs.deleted":"7","store.size":"3145728","pri.store.size":"3145728"},
+ {"health":"green","status":"close","index":"monocle.changes.1.old","uuid":"c4Y9m2nRS1Kp0b3dJ8fW5q","pri":"1","rep":"0","docs.count":null,"docs.deleted":null,"store.size":null,"pri.store.size":null}
+]`
+
+func TestIndices(t *testing.T) {
+	tests := map[string]struct {
+		pattern string
+		reply   reply
+		want    []elastic.Index
+		wantErr string
+	}{
+		"monocle indices, sorted": {
+			pattern: "monocle.*", reply: reply{200, catIndices},
+			want: []elastic.Index{
+				{Name: "monocle.changes.1.demo", Health: elastic.HealthGreen, Status: "open", DocsCount: 1234, StoreSizeBytes: 3145728},
+				{Name: "monocle.changes.1.old", Health: elastic.HealthGreen, Status: "close"},
+				{Name: "monocle.config", Health: elastic.HealthGreen, Status: "open", DocsCount: 1, StoreSizeBytes: 5120},
+			},
+		},
+		"nothing matches": {pattern: "monocle.*", reply: reply{200, `[]`}, want: []elastic.Index{}},
+		"missing index": {
+			pattern: "monocle.config",
+			reply:   reply{404, `{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [monocle.config]"}],"type":"index_not_found_exception","reason":"no such index [monocle.config]"},"status":404}`},
+			wantErr: "404",
+		},
+		"garbage":     {pattern: "monocle.*", reply: reply{200, `{"index":"x"}`}, wantErr: "decoding _cat/indices"},
+		"no name":     {pattern: "monocle.*", reply: reply{200, `[{"health":"green"}]`}, wantErr: "no index name"},
+		"bad count":   {pattern: "monocle.*", reply: reply{200, `[{"index":"a","docs.count":"1k"}]`}, wantErr: `docs.count "1k"`},
+		"bad pattern": {pattern: "a?b", wantErr: "not allowed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			if tc.reply.status != 0 {
+				srv.Reply("GET", "/_cat/indices/"+tc.pattern, tc.reply.status, tc.reply.body)
+			}
+			got, err := newClient(t, srv).Indices(context.Background(), tc.pattern)
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Indices = %+v, want %+v", got, tc.want)
+			}
+			if tc.reply.status != 0 {
+				if q := srv.Requests()[0].Query; q.Get("format") != "json" || q.Get("bytes") != "b" {
+					t.Errorf("query %v, want format=json and bytes=b", q)
+				}
+			}
+		})
+	}
+}
+
+func TestCloseIndices(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	srv.Reply("POST", "/monocle.config,monocle.changes.1.demo/_close", 200,
+		`{"acknowledged":true,"shards_acknowledged":true,"indices":{"monocle.config":{"closed":true},"monocle.changes.1.demo":{"closed":true}}}`)
+	srv.ReplyError("POST", "/gone/_close", 404, "index_not_found_exception", "no such index [gone]")
+	c := newClient(t, srv)
+	if err := c.CloseIndices(context.Background(), "monocle.config", "monocle.changes.1.demo"); err != nil {
+		t.Errorf("CloseIndices: %v", err)
+	}
+	if err := c.CloseIndices(context.Background(), "gone"); !elastic.IsNotFound(err) {
+		t.Errorf("CloseIndices of a missing index: %v, want ErrNotFound", err)
+	}
+	if err := c.CloseIndices(context.Background()); err == nil {
+		t.Error("CloseIndices without indices succeeded, want an error")
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("sent %d requests, want 2", n)
+	}
+}
+
+func TestRestoreDone(t *testing.T) {
+	const path = "/_cluster/health/monocle.config,monocle.changes.1.demo"
+	indices := []string{"monocle.config", "monocle.changes.1.demo"}
+	initializing := strings.Replace(healthBody("red", 1, 0, false), `"initializing_shards" : 0`, `"initializing_shards" : 1`, 1)
+	tests := map[string]struct {
+		reply   reply
+		want    bool
+		wantErr string
+	}{
+		"green":                            {reply: reply{200, healthBody("green", 2, 0, false)}, want: true},
+		"yellow: replicas never assigned":  {reply: reply{200, healthBody("yellow", 2, 2, false)}, want: true},
+		"red: primaries recovering":        {reply: reply{200, initializing}, want: false},
+		"408: an index does not exist yet": {reply: reply{408, healthBody("red", 0, 0, true)}, want: false},
+		"garbage":                          {reply: reply{200, `{"status":`}, wantErr: "decoding _cluster/health/<indices>"},
+		"error status":                     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).RestoreDone(context.Background(), indices)
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("RestoreDone = %v, want %v", got, tc.want)
+			}
+			if q := srv.Requests()[0].Query; q.Get("timeout") != "1ms" {
+				t.Errorf("query %v, want timeout=1ms", q)
+			}
+		})
+	}
+}
