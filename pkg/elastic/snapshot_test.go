@@ -1,0 +1,394 @@
+package elastic_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+const repositoryMissing = `{"error":{"root_cause":[{"type":"repository_missing_exception","reason":"[backups] missing"}],"type":"repository_missing_exception","reason":"[backups] missing"},"status":404}`
+
+func TestEnsureRepository(t *testing.T) {
+	fs := elastic.Repository{Type: elastic.RepositoryFS, Location: "monocle"}
+	s3 := elastic.Repository{Type: elastic.RepositoryS3, Bucket: "monocle-backups", BasePath: "prod",
+		Endpoint: "minio.storage.svc:9000", Protocol: "http", PathStyleAccess: true}
+	const s3Settings = `{"bucket":"monocle-backups","base_path":"prod","endpoint":"minio.storage.svc:9000","protocol":"http","path_style_access":"true"}`
+	tests := map[string]struct {
+		repo     elastic.Repository
+		get      reply
+		put      *reply
+		wantPut  string // the PUT body, as JSON; "" when no PUT is expected
+		wantErr  string
+		wantGets int
+	}{
+		"fs, missing: registered": {
+			repo: fs, get: reply{404, repositoryMissing}, put: &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"fs","settings":{"location":"monocle"}}`, wantGets: 1,
+		},
+		"fs, equal: no PUT": {
+			repo: fs, get: reply{200, `{"backups":{"type":"fs","settings":{"location":"monocle"}}}`}, wantGets: 1,
+		},
+		"fs, other location: PUT": {
+			repo: fs, get: reply{200, `{"backups":{"type":"fs","settings":{"location":"old"}}}`}, put: &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"fs","settings":{"location":"monocle"}}`, wantGets: 1,
+		},
+		"fs, extra setting on the server: PUT": {
+			repo: fs, get: reply{200, `{"backups":{"type":"fs","settings":{"location":"monocle","compress":"true"}}}`}, put: &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"fs","settings":{"location":"monocle"}}`, wantGets: 1,
+		},
+		"s3 over fs: PUT without credentials": {
+			repo: s3, get: reply{200, `{"backups":{"type":"fs","settings":{"location":"monocle"}}}`}, put: &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"s3","settings":` + s3Settings + `}`, wantGets: 1,
+		},
+		"s3, equal with settings as strings: no PUT": {
+			repo: s3, get: reply{200, `{"backups":{"type":"s3","settings":` + s3Settings + `}}`}, wantGets: 1,
+		},
+		"verification fails": {
+			repo: fs, get: reply{404, repositoryMissing},
+			put:     &reply{500, `{"error":{"root_cause":[{"type":"repository_verification_exception","reason":"[backups] path  is not accessible on master node"}],"type":"repository_verification_exception","reason":"[backups] path  is not accessible on master node"},"status":500}`},
+			wantPut: `{"type":"fs","settings":{"location":"monocle"}}`, wantErr: "500", wantGets: 1,
+		},
+		"PUT not acknowledged": {
+			repo: fs, get: reply{404, repositoryMissing}, put: &reply{200, `{"acknowledged":false}`},
+			wantPut: `{"type":"fs","settings":{"location":"monocle"}}`, wantErr: "not acknowledged", wantGets: 1,
+		},
+		"GET garbage":         {repo: fs, get: reply{200, `[`}, wantErr: "decoding _snapshot/<repository>", wantGets: 1},
+		"GET error":           {repo: fs, get: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500", wantGets: 1},
+		"fs without location": {repo: elastic.Repository{Type: elastic.RepositoryFS}, wantErr: "without a location"},
+		"s3 without bucket":   {repo: elastic.Repository{Type: elastic.RepositoryS3}, wantErr: "without a bucket"},
+		"s3 bad protocol":     {repo: elastic.Repository{Type: elastic.RepositoryS3, Bucket: "b", Protocol: "ftp"}, wantErr: "protocol"},
+		"unknown type":        {repo: elastic.Repository{Type: "hdfs"}, wantErr: "want fs or s3"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			if tc.get.status != 0 {
+				srv.Reply("GET", "/_snapshot/backups", tc.get.status, tc.get.body)
+			}
+			if tc.put != nil {
+				srv.Reply("PUT", "/_snapshot/backups", tc.put.status, tc.put.body)
+			}
+			err := newClient(t, srv).EnsureRepository(context.Background(), "backups", tc.repo)
+			checkErr(t, err, tc.wantErr)
+			if n := len(srv.RequestsTo("GET", "/_snapshot/backups")); n != tc.wantGets {
+				t.Errorf("%d GETs, want %d", n, tc.wantGets)
+			}
+			puts := srv.RequestsTo("PUT", "/_snapshot/backups")
+			if tc.wantPut == "" {
+				if len(puts) != 0 {
+					t.Fatalf("PUT %s, want none", puts[0].Body)
+				}
+				return
+			}
+			if len(puts) != 1 {
+				t.Fatalf("%d PUTs, want 1", len(puts))
+			}
+			assertJSON(t, puts[0].Body, tc.wantPut)
+			for _, secret := range []string{"access_key", "secret_key", "session_token"} {
+				if strings.Contains(string(puts[0].Body), secret) {
+					t.Errorf("PUT body %s carries %s", puts[0].Body, secret)
+				}
+			}
+		})
+	}
+}
+
+// assertJSON fails unless got and want are the same JSON value.
+func assertJSON(t *testing.T, got []byte, want string) {
+	t.Helper()
+	var g, w any
+	if err := json.Unmarshal(got, &g); err != nil {
+		t.Fatalf("body %q is not JSON: %v", got, err)
+	}
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatalf("want %q is not JSON: %v", want, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("body %s, want %s", got, want)
+	}
+}
+
+func TestCreateSnapshot(t *testing.T) {
+	const path = "/_snapshot/backups/monocle-2024.01.02"
+	indices := []string{"monocle.config", "monocle.changes.1.demo"}
+	tests := map[string]struct {
+		reply   reply
+		wantErr string
+	}{
+		"accepted": {reply: reply{200, `{"accepted":true}`}},
+		"name taken": {
+			reply:   reply{400, `{"error":{"root_cause":[{"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"}],"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"},"status":400}`},
+			wantErr: "400",
+		},
+		"garbage":      {reply: reply{200, `accepted`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
+		"not accepted": {reply: reply{200, `{"snapshot":{}}`}, wantErr: `no "accepted": true`},
+		"missing repo": {reply: reply{404, repositoryMissing}, wantErr: "404"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("PUT", path, tc.reply.status, tc.reply.body)
+			err := newClient(t, srv).CreateSnapshot(context.Background(), "backups", "monocle-2024.01.02", indices)
+			checkErr(t, err, tc.wantErr)
+			r := srv.Requests()[0]
+			if got := r.Query.Get("wait_for_completion"); got != "false" {
+				t.Errorf("wait_for_completion=%q, want false", got)
+			}
+			assertJSON(t, r.Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
+		})
+	}
+}
+
+func TestSnapshotArgumentsChecked(t *testing.T) {
+	srv := elastictest.NewServer(t) // no routes: any request fails the test
+	c := newClient(t, srv)
+	ctx := context.Background()
+	checks := map[string]error{
+		"create, no indices":   c.CreateSnapshot(ctx, "backups", "s", nil),
+		"create, empty name":   c.CreateSnapshot(ctx, "backups", "", []string{"a"}),
+		"restore, bad index":   c.Restore(ctx, "backups", "s", []string{"a,b"}),
+		"delete, reserved":     c.DeleteSnapshot(ctx, "backups", "_all"),
+		"repository, slash":    c.EnsureRepository(ctx, "a/b", elastic.Repository{Type: elastic.RepositoryFS, Location: "x"}),
+		"restore done, none":   func() error { _, err := c.RestoreDone(ctx, nil); return err }(),
+		"snapshots, empty":     func() error { _, err := c.Snapshots(ctx, ""); return err }(),
+		"size, question mark":  func() error { _, err := c.SnapshotSize(ctx, "backups", "a?b"); return err }(),
+		"snapshot, whitespace": func() error { _, err := c.Snapshot(ctx, "backups", "a b"); return err }(),
+	}
+	for name, err := range checks {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+// snapshotsBody is GET _snapshot/backups/_all from Elasticsearch 7.17 (Get snapshot API;
+// GetSnapshotsResponse and SnapshotInfo): listed newest first to check the sort, one
+// running, one partial.
+const snapshotsBody = `{
+  "snapshots": [
+    {
+      "snapshot": "monocle-2024.01.03", "uuid": "kV3sWq4bQk2m1nJ7rT9yXw", "repository": "backups",
+      "version_id": 7171099, "version": "7.17.10",
+      "indices": ["monocle.config", "monocle.changes.1.demo"], "data_streams": [],
+      "include_global_state": false, "state": "IN_PROGRESS",
+      "start_time": "2024-01-03T03:00:00.250Z", "start_time_in_millis": 1704250800250,
+      "end_time": "1970-01-01T00:00:00.000Z", "end_time_in_millis": 0, "duration_in_millis": 0,
+      "failures": [], "shards": {"total": 0, "failed": 0, "successful": 0}, "feature_states": []
+    },
+    {
+      "snapshot": "monocle-2024.01.02", "uuid": "dKb54xw67gvdRctLCxSket", "repository": "backups",
+      "version_id": 7171099, "version": "7.17.10",
+      "indices": ["monocle.config", "monocle.changes.1.demo"], "data_streams": [],
+      "include_global_state": false, "state": "PARTIAL",
+      "reason": "Indices don't have primary shards [monocle.changes.1.demo]",
+      "start_time": "2024-01-02T03:00:00.123Z", "start_time_in_millis": 1704164400123,
+      "end_time": "2024-01-02T03:00:02.456Z", "end_time_in_millis": 1704164402456, "duration_in_millis": 2333,
+      "failures": [{"index": "monocle.changes.1.demo", "index_uuid": "v2oQY1i5Q0y3k7n0d2cY8w", "shard_id": 0,
+        "reason": "primary shard is not allocated", "status": "INTERNAL_SERVER_ERROR"}],
+      "shards": {"total": 2, "failed": 1, "successful": 1}, "feature_states": []
+    },
+    {
+      "snapshot": "monocle-2024.01.01", "uuid": "vdRctLCxSketdKb54xw67g", "repository": "backups",
+      "version_id": 7171099, "version": "7.17.10",
+      "indices": ["monocle.config", "monocle.changes.1.demo"], "data_streams": [],
+      "include_global_state": false, "state": "SUCCESS",
+      "start_time": "2024-01-01T03:00:00.000Z", "start_time_in_millis": 1704078000000,
+      "end_time": "2024-01-01T03:00:01.500Z", "end_time_in_millis": 1704078001500, "duration_in_millis": 1500,
+      "failures": [], "shards": {"total": 2, "failed": 0, "successful": 2}, "feature_states": []
+    }
+  ],
+  "total": 3,
+  "remaining": 0
+}`
+
+var (
+	snapSuccess = elastic.Snapshot{Name: "monocle-2024.01.01", UUID: "vdRctLCxSketdKb54xw67g", State: elastic.SnapshotSuccess,
+		Start: time.Date(2024, 1, 1, 3, 0, 0, 0, time.UTC), End: time.Date(2024, 1, 1, 3, 0, 1, 500e6, time.UTC),
+		Indices: []string{"monocle.changes.1.demo", "monocle.config"}, ShardsTotal: 2, ShardsSuccessful: 2}
+	snapPartial = elastic.Snapshot{Name: "monocle-2024.01.02", UUID: "dKb54xw67gvdRctLCxSket", State: elastic.SnapshotPartial,
+		Start: time.Date(2024, 1, 2, 3, 0, 0, 123e6, time.UTC), End: time.Date(2024, 1, 2, 3, 0, 2, 456e6, time.UTC),
+		Indices: []string{"monocle.changes.1.demo", "monocle.config"},
+		Reason:  "Indices don't have primary shards [monocle.changes.1.demo]", ShardsTotal: 2, ShardsFailed: 1, ShardsSuccessful: 1}
+	snapRunning = elastic.Snapshot{Name: "monocle-2024.01.03", UUID: "kV3sWq4bQk2m1nJ7rT9yXw", State: elastic.SnapshotInProgress,
+		Start: time.Date(2024, 1, 3, 3, 0, 0, 250e6, time.UTC), Indices: []string{"monocle.changes.1.demo", "monocle.config"}}
+)
+
+func TestSnapshots(t *testing.T) {
+	tests := map[string]struct {
+		reply   reply
+		want    []elastic.Snapshot
+		wantErr string
+	}{
+		"sorted by start time": {reply: reply{200, snapshotsBody}, want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}},
+		"empty repository":     {reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, want: []elastic.Snapshot{}},
+		"missing repository":   {reply: reply{404, repositoryMissing}, wantErr: "404"},
+		"no snapshots list":    {reply: reply{200, `{"total":0}`}, wantErr: `decoding _snapshot/<repository>/<snapshot>: no "snapshots" list`},
+		"unknown state":        {reply: reply{200, `{"snapshots":[{"snapshot":"a","state":"DONE"}]}`}, wantErr: `state "DONE"`},
+		"nameless snapshot":    {reply: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name"},
+		"garbage":              {reply: reply{200, `{"snapshots":{}}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_snapshot/backups/_all", tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).Snapshots(context.Background(), "backups")
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Snapshots =\n%+v\nwant\n%+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSnapshot(t *testing.T) {
+	one := strings.Replace(snapshotsBody, `"total": 3`, `"total": 1`, 1)
+	one = one[:strings.Index(one, `    {
+      "snapshot": "monocle-2024.01.02"`)] + one[strings.Index(one, `    {
+      "snapshot": "monocle-2024.01.01"`):]
+	tests := map[string]struct {
+		name    string
+		reply   reply
+		want    elastic.Snapshot
+		wantErr string
+		missing bool
+	}{
+		"found": {name: "monocle-2024.01.01", reply: reply{200, one}, want: snapSuccess},
+		"missing": {
+			name:    "nope",
+			reply:   reply{404, `{"error":{"root_cause":[{"type":"snapshot_missing_exception","reason":"[backups:nope] is missing"}],"type":"snapshot_missing_exception","reason":"[backups:nope] is missing"},"status":404}`},
+			missing: true, wantErr: "snapshot_missing_exception",
+		},
+		"not in the answer": {name: "nope", reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, missing: true, wantErr: "does not list"},
+		"garbage":           {name: "nope", reply: reply{200, `}`}, wantErr: "decoding"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_snapshot/backups/"+tc.name, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).Snapshot(context.Background(), "backups", tc.name)
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Snapshot = %+v, want %+v", got, tc.want)
+			}
+			if got := errors.Is(err, elastic.ErrNotFound); got != tc.missing {
+				t.Errorf("errors.Is(%v, ErrNotFound) = %v, want %v", err, got, tc.missing)
+			}
+			var se *elastic.StatusError
+			if tc.missing && (!errors.As(err, &se) || se.Type != "snapshot_missing_exception") {
+				t.Errorf("error %v is no *StatusError of type snapshot_missing_exception", err)
+			}
+		})
+	}
+}
+
+// snapshotStatus is GET _snapshot/backups/monocle-2024.01.01/_status from Elasticsearch 7.17
+// (Get snapshot status API), without the per-index detail.
+const snapshotStatus = `{
+  "snapshots": [{
+    "snapshot": "monocle-2024.01.01", "repository": "backups", "uuid": "vdRctLCxSketdKb54xw67g",
+    "state": "SUCCESS", "include_global_state": false,
+    "shards_stats": {"initializing": 0, "started": 0, "finalizing": 0, "done": 2, "failed": 0, "total": 2},
+    "stats": {
+      "incremental": {"file_count": 3, "size_in_bytes": 5969},
+      "total": {"file_count": 27, "size_in_bytes": 3150848},
+      "start_time_in_millis": 1704078000000, "time_in_millis": 1500
+    },
+    "indices": {}
+  }]
+}`
+
+func TestSnapshotSize(t *testing.T) {
+	const path = "/_snapshot/backups/monocle-2024.01.01/_status"
+	tests := map[string]struct {
+		reply   reply
+		want    int64
+		wantErr string
+	}{
+		"total size":   {reply: reply{200, snapshotStatus}, want: 3150848},
+		"no total":     {reply: reply{200, `{"snapshots":[{"snapshot":"monocle-2024.01.01","stats":{}}]}`}, wantErr: "no stats.total.size_in_bytes"},
+		"other":        {reply: reply{200, `{"snapshots":[]}`}, wantErr: "not in the answer"},
+		"garbage":      {reply: reply{200, `{"snapshots":"x"}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_status"},
+		"missing":      {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
+		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).SnapshotSize(context.Background(), "backups", "monocle-2024.01.01")
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("SnapshotSize = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDeleteSnapshot(t *testing.T) {
+	tests := map[string]struct {
+		reply   reply
+		wantErr string
+	}{
+		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
+		"already gone":     {reply: reply{404, `{"error":{"root_cause":[{"type":"snapshot_missing_exception","reason":"[backups:old] is missing"}],"type":"snapshot_missing_exception","reason":"[backups:old] is missing"},"status":404}`}},
+		"repository gone":  {reply: reply{404, repositoryMissing}},
+		"not acknowledged": {reply: reply{200, `{"acknowledged":false}`}, wantErr: "not acknowledged"},
+		"garbage":          {reply: reply{200, `<html>`}, wantErr: "decoding"},
+		"error status": {
+			reply:   reply{400, `{"error":{"type":"concurrent_snapshot_execution_exception","reason":"[backups:old] cannot delete snapshot during a restore in progress"},"status":400}`},
+			wantErr: "400",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("DELETE", "/_snapshot/backups/old", tc.reply.status, tc.reply.body)
+			err := newClient(t, srv).DeleteSnapshot(context.Background(), "backups", "old")
+			checkErr(t, err, tc.wantErr)
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d requests, want 1", n)
+			}
+		})
+	}
+}
+
+func TestRestore(t *testing.T) {
+	const path = "/_snapshot/backups/monocle-2024.01.01/_restore"
+	tests := map[string]struct {
+		reply   reply
+		wantErr string
+	}{
+		"accepted": {reply: reply{200, `{"accepted":true}`}},
+		"open index in the way": {
+			reply:   reply{500, `{"error":{"root_cause":[{"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"}],"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"},"status":500}`},
+			wantErr: "500",
+		},
+		"missing snapshot": {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
+		"garbage":          {reply: reply{200, `{`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_restore"},
+		"not accepted":     {reply: reply{200, `{"accepted":false}`}, wantErr: `no "accepted": true`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
+			err := newClient(t, srv).Restore(context.Background(), "backups", "monocle-2024.01.01",
+				[]string{"monocle.config", "monocle.changes.1.demo"})
+			checkErr(t, err, tc.wantErr)
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			if got := reqs[0].Query.Get("wait_for_completion"); got != "false" {
+				t.Errorf("wait_for_completion=%q, want false", got)
+			}
+			assertJSON(t, reqs[0].Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
+		})
+	}
+}
