@@ -189,10 +189,15 @@ func TestHealth(t *testing.T) {
 
 func TestDefaultDeadlineAppliesWithoutOne(t *testing.T) {
 	srv := elastictest.NewServer(t)
-	srv.Handle("GET", "/_cluster/health", elastictest.Slow(time.Minute, elastictest.JSON(200, healthBody("green", 2, 0, false))))
-	c := newClient(t, srv)
+	srv.Handle("GET", "/_cluster/health", elastictest.Slow(10*time.Second, elastictest.JSON(200, healthBody("green", 2, 0, false))))
+	// http.DefaultTransport has no response-header timeout of its own: only the client's
+	// default deadline can end the call before the server answers.
+	c, err := elastic.New(srv.URL, http.DefaultTransport)
+	if err != nil {
+		t.Fatal(err)
+	}
 	elastic.SetTimeout(c, 100*time.Millisecond)
-	_, err := c.Health(context.Background())
+	_, err = c.Health(context.Background())
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Health without a deadline on a hanging server: %v, want context.DeadlineExceeded", err)
 	}
