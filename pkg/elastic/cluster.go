@@ -81,8 +81,9 @@ func decodeHealth(what string, body []byte) (Health, error) {
 // is red and no shard is initializing. It reads GET _cluster/health/<indices> with a
 // timeout of 1ms rather than GET _cat/recovery?active_only=true: an empty list of active
 // recoveries cannot tell "not started yet" from "done", while the health of named indices
-// is red until each exists and has its primaries active (Elasticsearch 7.17 reference,
-// Restore a snapshot: "Monitor a restore"). Yellow counts as done: a single node never
+// is red until each exists and has its primaries active (a restore recovers the primaries
+// from the repository and the cluster is red meanwhile: Elasticsearch 7.x reference,
+// Snapshot and restore, monitoring a restore). Yellow counts as done: a single node never
 // assigns replicas. esapi leaves out a zero timeout, hence 1ms; without a timeout
 // Elasticsearch waits up to 30s for a missing index to appear. When an index is missing
 // Elasticsearch 7.17 answers 408 with the health body (timed_out true, status red): that is
