@@ -58,6 +58,8 @@ func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interf
 		if err != nil {
 			return nil, nil, err
 		}
+		c.ReadOperands(ctx, controller.OperandOptions{Interval: o.readInterval, Timeout: o.readTimeout,
+			DialAddress: o.dialAddress, OperatorNamespace: inClusterNamespace()})
 		controllers = append(controllers, c)
 		starters = append(starters, kubeFactory.Start, monocleFactory.Start, metadataFactory.Start)
 	}

@@ -60,6 +60,9 @@ type options struct {
 	retryPeriod   time.Duration
 	discovery     time.Duration
 	profiling     bool
+	readInterval  time.Duration
+	readTimeout   time.Duration
+	dialAddress   string
 }
 
 // bindFlags registers the operator's own flags on fs, filling o, and returns the --version
@@ -80,6 +83,9 @@ func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader retries renewing before it gives the lease up and exits; it writes only this long after its last renewal. Shorter than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.DurationVar(&o.discovery, "api-discovery-interval", time.Minute, "How often the operator asks the API server which optional APIs it serves (Gateway API, OpenShift Routes), so that a CRD installed later is used.")
+	fs.DurationVar(&o.readInterval, "elasticsearch-read-interval", 30*time.Second, "How often the operator reads each Monocle's Elasticsearch health and disk use (status.elasticsearchHealth, conditions ElasticsearchHealthy and DiskPressure). 0 turns reading off.")
+	fs.DurationVar(&o.readTimeout, "elasticsearch-read-timeout", 5*time.Second, "How long one read of an Elasticsearch may take.")
+	fs.StringVar(&o.dialAddress, "operand-dial-address", "", "A host:port every connection to an operand (Elasticsearch) goes to instead of its Service: a port-forward when the operator runs outside the cluster, or a test's fake.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-address.")
 	return fs.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 }
@@ -308,16 +314,25 @@ func restConfig(o options) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// podNamespace is the namespace the operator runs in: $POD_NAMESPACE, else the service
-// account's, else "default" (out of cluster).
+// podNamespace is the namespace the operator runs in (inClusterNamespace), else "default"
+// (out of cluster).
 func podNamespace() string {
+	if ns := inClusterNamespace(); ns != "" {
+		return ns
+	}
+	return "default"
+}
+
+// inClusterNamespace is the namespace of the operator's pod: $POD_NAMESPACE, else the service
+// account's; "" out of cluster.
+func inClusterNamespace() string {
 	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 		return ns
 	}
 	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil {
 		return strings.TrimSpace(string(b))
 	}
-	return "default"
+	return ""
 }
 
 // splitNamespaces turns the --namespaces value into a list; "" (all namespaces) when empty.

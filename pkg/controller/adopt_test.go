@@ -128,7 +128,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		expectUpdate(merged(c.statefulSets, desiredElastic, find[*appsv1.StatefulSet](objects, "monocle-sample-elastic"))),
 		expectCreate(desiredAPISvc),
 		expectUpdate(merged(held, desiredAPISvc, find[*corev1.Service](objects, "monocle-sample-api"))),
-		expectCreate(resources.NewNetworkPolicy(m)),
+		expectCreate(resources.NewNetworkPolicy(m, "")),
 		expectCreate(desiredAPI),
 		expectUpdate(merged(c.deployments, desiredAPI, find[*appsv1.Deployment](objects, "monocle-sample-api"))),
 		expectCreate(desiredCrawler),

@@ -115,6 +115,13 @@ type Controller struct {
 	recorder record.EventRecorder
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
+	// health reads each Monocle's Elasticsearch in the background (ReadOperands); nil when
+	// reading is off.
+	health *healthReads
+	// operatorNamespace is the namespace of the operator's pods, which each NetworkPolicy
+	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
+	// cluster.
+	operatorNamespace string
 	// sequentialSteps makes a sync write one object after the other, in a fixed order; only
 	// unit tests that check writes in order set it (see steps).
 	sequentialSteps bool

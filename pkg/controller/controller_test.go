@@ -497,7 +497,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewElasticService(m)),
 		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)),
 		expectCreate(resources.NewAPIService(m)),
-		expectCreate(resources.NewNetworkPolicy(m)),
+		expectCreate(resources.NewNetworkPolicy(m, "")),
 		expectCreate(resources.NewAPIDeployment(m, in)),
 		expectCreate(resources.NewCrawlerDeployment(m, in)))
 	// What the builders must give every object, for the garbage collector and the informers.

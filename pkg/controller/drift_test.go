@@ -56,7 +56,7 @@ func builtObjects(t *testing.T) map[string]struct {
 		add(m.Name+" crawler Deployment", resources.NewCrawlerDeployment(m, in), erase(func(c *Controller) kindClient[*appsv1.Deployment] { return c.deployments }))
 		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume), erase(func(c *Controller) kindClient[*appsv1.StatefulSet] { return c.statefulSets }))
 		add(m.Name+" PodDisruptionBudget", resources.NewAPIPodDisruptionBudget(m), erase(func(c *Controller) kindClient[*policyv1.PodDisruptionBudget] { return c.pdbs }))
-		add(m.Name+" NetworkPolicy", resources.NewNetworkPolicy(m), erase(func(c *Controller) kindClient[*networkingv1.NetworkPolicy] { return c.netpols }))
+		add(m.Name+" NetworkPolicy", resources.NewNetworkPolicy(m, ""), erase(func(c *Controller) kindClient[*networkingv1.NetworkPolicy] { return c.netpols }))
 		if m.Spec.Ingress != nil {
 			add(m.Name+" Ingress", resources.NewAPIIngress(m), erase(func(c *Controller) kindClient[*networkingv1.Ingress] { return c.ingresses }))
 		}

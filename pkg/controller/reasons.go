@@ -169,6 +169,31 @@ const (
 	ReasonAdopted = "Adopted"
 )
 
+// Reasons of the ElasticsearchHealthy and DiskPressure conditions, and of their Warning
+// events (see health.go).
+const (
+	// ReasonGreen: Elasticsearch reports green (ElasticsearchHealthy, True).
+	ReasonGreen = "Green"
+	// ReasonYellow: Elasticsearch reports yellow; every document can be read and written
+	// (ElasticsearchHealthy, True).
+	ReasonYellow = "Yellow"
+	// ReasonRed: Elasticsearch reports red (ElasticsearchHealthy, False; a Warning event when
+	// it turns red).
+	ReasonRed = "Red"
+	// ReasonElasticsearchNotReady: Elasticsearch has no ready pod to read (both conditions,
+	// Unknown).
+	ReasonElasticsearchNotReady = "ElasticsearchNotReady"
+	// ReasonElasticsearchUnreachable: the operator could not read Elasticsearch (both
+	// conditions, Unknown); the message gives the error.
+	ReasonElasticsearchUnreachable = "ElasticsearchUnreachable"
+	// ReasonVolumeAlmostFull: the data volume is more than DiskPressurePercent full
+	// (DiskPressure, True; a Warning event when it becomes so).
+	ReasonVolumeAlmostFull = "VolumeAlmostFull"
+	// ReasonVolumeHasRoom: the data volume is at most DiskPressurePercent full (DiskPressure,
+	// False).
+	ReasonVolumeHasRoom = "VolumeHasRoom"
+)
+
 // Reasons of events about owned objects and Ready transitions.
 const (
 	// ReasonCreated: the operator created owned objects, an update-idents Job included

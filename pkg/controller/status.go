@@ -30,6 +30,19 @@ var blocking = map[string]bool{
 	ReasonHeapAboveLimit:                  true,
 }
 
+// warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
+// Warning event with that reason: the user must act, an API the Monocle needs is not served,
+// Elasticsearch turned red or its volume is almost full.
+func warnsOf(cond metav1.Condition) bool {
+	switch {
+	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull:
+		return true
+	case blocking[cond.Reason] || cond.Reason == ReasonAPINotServed:
+		return cond.Status == metav1.ConditionFalse
+	}
+	return false
+}
+
 // maxMessage bounds condition messages built from API errors.
 const maxMessage = 1024
 
@@ -49,7 +62,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
 	for _, cond := range obs.conditions {
 		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
-		if (blocking[cond.Reason] || cond.Reason == ReasonAPINotServed) && cond.Status == metav1.ConditionFalse && (was == nil || was.Reason != cond.Reason) {
+		if warnsOf(cond) && (was == nil || was.Reason != cond.Reason) {
 			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
 		}
 	}
@@ -97,6 +110,9 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	status.Elasticsearch = statefulSetStatus(obs.elastic)
 	status.API = deploymentStatus(obs.api)
 	status.Crawler = deploymentStatus(obs.crawler)
+	if obs.elasticsearchHealth != nil {
+		status.ElasticsearchHealth = obs.elasticsearchHealth.DeepCopy()
+	}
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}

@@ -41,8 +41,14 @@ type observed struct {
 	// assignedURL is https://<host> of a Route whose host the OpenShift router assigned.
 	assignedURL string
 	// conditions are the per-concern conditions (ConfigValid, SecretsReady, StorageReady,
-	// IdentsUpdated, Exposed, Paused, Adopted).
+	// IdentsUpdated, Exposed, Paused, Adopted, ElasticsearchHealthy, DiskPressure).
 	conditions []metav1.Condition
+	// elasticsearchHealth is what the last read of Elasticsearch found (nil: none since the
+	// operator started, and the status keeps what it had).
+	elasticsearchHealth *monoclev1alpha1.ElasticsearchHealth
+	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
+	// under way, and its end enqueues the Monocle (see healthReads.observe).
+	holdStatus bool
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -59,6 +65,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("Monocle is gone")
 		monocleReady.DeleteLabelValues(key.Namespace, key.Name)
+		if c.health != nil {
+			c.health.forget(key)
+		}
 		return nil
 	}
 	if err != nil {
@@ -172,7 +181,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		},
 		func() { keep(c.ensureAPIDisruptionBudget(ctx, m)) },
 		func() {
-			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m))
+			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m, c.operatorNamespace))
 			keep(err)
 		},
 		func() {
@@ -240,6 +249,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		Message: "The operator reconciles this Monocle",
 	})
 
+	if c.health != nil {
+		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
+		last, pending := c.health.observe(ctx, m, elasticReady)
+		obs.elasticsearchHealth, obs.holdStatus = last.health, pending
+		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
+	}
+
 	if cause := context.Cause(ctx); cause != nil {
 		if namespaceTerminating(cause) {
 			logger.V(2).Info("Namespace is being deleted, stopping", "err", cause)
@@ -253,6 +269,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 // finishSync writes the status for a sync's observations and errors, and returns the errors.
 func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, errs []error) error {
 	p := classify(errs)
+	if obs.holdStatus && len(errs) == 0 {
+		return nil
+	}
 	if p.transientOnly() {
 		// The cache was behind the API server; the retry will see the current state, so a
 		// status written now would only flap.

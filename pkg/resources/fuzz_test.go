@@ -86,7 +86,7 @@ func buildAll(m *monoclev1alpha1.Monocle, keys map[string][]byte) []any {
 		NewConfigMap(m, Config(m)),
 		NewUpdateIdentsJob(m, in.ConfigHash),
 		NewAPIPodDisruptionBudget(m),
-		NewNetworkPolicy(m),
+		NewNetworkPolicy(m, ""),
 	}
 }
 

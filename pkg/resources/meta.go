@@ -26,6 +26,9 @@ const (
 	ComponentLabel = "app.kubernetes.io/component"
 	// VersionLabel holds the image tag a workload runs.
 	VersionLabel = "app.kubernetes.io/version"
+	// OperatorName is the NameLabel value of the operator's own pods (deploy/03-operator.yaml,
+	// the Helm chart).
+	OperatorName = "monocle-operator"
 )
 
 // AnnotationPrefix starts every annotation key the operator writes.

@@ -20,6 +20,9 @@ func NetworkPolicyName(m *monoclev1alpha1.Monocle) string { return m.Name }
 //     9200 admits only this Monocle's own pods: the API, the crawler and the maintenance Jobs,
 //     which carry the instance's labels. Another Monocle's pods in the same namespace, or any
 //     other pod of the cluster, are refused.
+//   - When the operator runs in the cluster, in namespace operatorNamespace (not ""), its
+//     pods (app.kubernetes.io/name=monocle-operator there, as deploy/ and the Helm chart
+//     label them) are admitted to port 9200 too: the operator reads Elasticsearch's health.
 //   - The API's port 8080 admits every source: the web UI's users come through an Ingress
 //     controller, a Gateway or an OpenShift router that run in namespaces the operator does
 //     not know, and the crawler of this Monocle reaches it too. No other port of those pods is
@@ -28,7 +31,7 @@ func NetworkPolicyName(m *monoclev1alpha1.Monocle) string { return m.Name }
 // The ports are numbers, not names: both containers name their port "http". A policy is
 // enforced only by a network plugin that implements NetworkPolicy (Calico, Cilium,
 // OVN-Kubernetes...); elsewhere it is inert. Kubelet probes are not affected.
-func NewNetworkPolicy(m *monoclev1alpha1.Monocle) *networkingv1.NetworkPolicy {
+func NewNetworkPolicy(m *monoclev1alpha1.Monocle, operatorNamespace string) *networkingv1.NetworkPolicy {
 	tcp := ptr.To(corev1.ProtocolTCP)
 	p := &networkingv1.NetworkPolicy{
 		ObjectMeta: objectMeta(m, NetworkPolicyName(m), ""),
@@ -52,6 +55,12 @@ func NewNetworkPolicy(m *monoclev1alpha1.Monocle) *networkingv1.NetworkPolicy {
 				},
 			},
 		},
+	}
+	if operatorNamespace != "" {
+		p.Spec.Ingress[0].From = append(p.Spec.Ingress[0].From, networkingv1.NetworkPolicyPeer{
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
+			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{NameLabel: OperatorName}},
+		})
 	}
 	// The policy belongs to no one component.
 	delete(p.Labels, ComponentLabel)

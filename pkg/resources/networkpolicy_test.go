@@ -1,11 +1,16 @@
 package resources
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
@@ -30,7 +35,7 @@ func TestNetworkPolicySelectsTheRightPods(t *testing.T) {
 		"other crawler": NewCrawlerDeployment(other, in).Spec.Template.Labels,
 		"other elastic": NewElasticStatefulSet(other, ElasticDataVolume).Spec.Template.Labels,
 	}
-	p := NewNetworkPolicy(m)
+	p := NewNetworkPolicy(m, "")
 	selector := mustSelector(t, &p.Spec.PodSelector)
 	for name, want := range map[string]bool{"api": true, "elastic": true, "crawler": false, "update-idents": false,
 		"other api": false, "other elastic": false} {
@@ -70,4 +75,42 @@ func mustSelector(t *testing.T, s *metav1.LabelSelector) labels.Selector {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+// TestNetworkPolicyAdmitsTheOperator: with the operator's namespace known, Elasticsearch's
+// port also admits the operator's pods, labelled as deploy/03-operator.yaml labels them, in
+// that namespace only.
+func TestNetworkPolicyAdmitsTheOperator(t *testing.T) {
+	m := &monoclev1alpha1.Monocle{}
+	m.Name, m.Namespace = "demo", "ns"
+	raw, err := os.ReadFile(filepath.Join("..", "..", "deploy", "03-operator.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var operator *appsv1.Deployment
+	for _, doc := range strings.Split(string(raw), "\n---") {
+		var d appsv1.Deployment
+		if err := yaml.Unmarshal([]byte(doc), &d); err == nil && d.Kind == "Deployment" {
+			operator = &d
+		}
+	}
+	if operator == nil {
+		t.Fatal("no Deployment in deploy/03-operator.yaml")
+	}
+	rule := NewNetworkPolicy(m, "ops").Spec.Ingress[0]
+	if len(rule.From) != 2 || rule.From[1].NamespaceSelector == nil || rule.From[1].PodSelector == nil {
+		t.Fatalf("Elasticsearch rule = %+v, want this Monocle's pods and the operator's", rule)
+	}
+	pods, namespaces := mustSelector(t, rule.From[1].PodSelector), mustSelector(t, rule.From[1].NamespaceSelector)
+	if !pods.Matches(labels.Set(operator.Spec.Template.Labels)) {
+		t.Errorf("the operator's pods %v are not admitted", operator.Spec.Template.Labels)
+	}
+	for ns, want := range map[string]bool{"ops": true, "ns": false, "other": false} {
+		if got := namespaces.Matches(labels.Set{corev1.LabelMetadataName: ns}); got != want {
+			t.Errorf("pods of namespace %s admitted: %v, want %v", ns, got, want)
+		}
+	}
+	if n := len(NewNetworkPolicy(m, "").Spec.Ingress[0].From); n != 1 {
+		t.Errorf("outside the cluster the Elasticsearch rule has %d peers, want this Monocle's pods only", n)
+	}
 }

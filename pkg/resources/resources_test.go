@@ -68,7 +68,7 @@ func TestGolden(t *testing.T) {
 			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
 			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef"),
-			"networkpolicy":       NewNetworkPolicy(m),
+			"networkpolicy":       NewNetworkPolicy(m, ""),
 		}
 		for kind, obj := range objects {
 			t.Run(name+"/"+kind, func(t *testing.T) {

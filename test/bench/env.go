@@ -233,7 +233,7 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 		return nil, err
 	}
 	args := []string{"--kubeconfig", e.Kubeconfig, "--http-address", httpAddr,
-		"--leader-election-namespace", leaseNamespace, "-v", "2", "--profiling"}
+		"--leader-election-namespace", leaseNamespace, "-v", "2", "--profiling", e.Elastic.Flag()}
 	if s.qps > 0 {
 		args = append(args, "--kube-api-qps", strconv.FormatFloat(s.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(s.burst))
 	}

@@ -90,12 +90,13 @@ func deploymentArgs(t *testing.T) []string {
 }
 
 // startReplica starts the operator with args (the Deployment's), its --http-address moved to
-// a free loopback port, the test lease timings and extra, and waits until it has logged its
+// a free loopback port, the test lease timings, the flag that sends its Elasticsearch reads
+// to env.Elastic, and extra, and waits until it has logged its
 // identity. POD_NAMESPACE is set as the Deployment's downward API sets it, so the Lease goes
 // where it would in the cluster. The process is stopped when the test ends.
 func startReplica(t *testing.T, name, kubeconfig string, args []string, extra ...string) *replica {
 	t.Helper()
-	return startReplicaOf(t, env.OperatorBin, name, kubeconfig, args, extra...)
+	return startReplicaOf(t, env.OperatorBin, name, kubeconfig, args, append([]string{env.Elastic.Flag()}, extra...)...)
 }
 
 // startReplicaOf is startReplica for the operator binary bin.

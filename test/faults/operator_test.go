@@ -45,7 +45,7 @@ func newOperatorSet(dir string) *operatorSet { return &operatorSet{dir: dir} }
 
 // baseOperatorArgs are the flags every operator process gets; scenarios add their own.
 func baseOperatorArgs() []string {
-	return []string{"--kubeconfig", env.Kubeconfig, "--leader-election-namespace", "default",
+	return []string{"--kubeconfig", env.Kubeconfig, "--leader-election-namespace", "default", env.Elastic.Flag(),
 		"--workers", "4", "--logging-format", "json", "-v", "2"}
 }
 

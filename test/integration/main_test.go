@@ -49,7 +49,7 @@ func setUp(m *testing.M) (int, error) {
 		Name: "operator", Path: e.OperatorBin, LogPath: env.operatorLog,
 		Args: []string{"--kubeconfig", e.Kubeconfig, "--http-address", "127.0.0.1:0",
 			"--leader-election-namespace", "default", "--workers", "4", "-v", "2",
-			"--api-discovery-interval", "1s"},
+			"--api-discovery-interval", "1s", "--elasticsearch-read-interval", "2s", e.Elastic.Flag()},
 	})
 	if err != nil {
 		return 0, err

@@ -92,6 +92,10 @@ type Env struct {
 	// Kubectl runs kubectl as the cluster admin, in Root: relative paths in its arguments
 	// (deploy/, deploy/samples/...) are the repository's.
 	Kubectl Kubectl
+	// Elastic stands for every Monocle's Elasticsearch, which kwok does not run: give the
+	// suite's operators Elastic.Flag() so that they read it rather than ask the machine's
+	// resolver for the Services' names.
+	Elastic *FakeElasticsearch
 
 	opts EnvOptions
 	out  io.Writer // Close's message
@@ -158,6 +162,7 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 			return nil, fail("CRD", err)
 		}
 	}
+	e.Elastic = StartFakeElasticsearch()
 	return e, nil
 }
 
@@ -203,6 +208,9 @@ func (e *Env) connect(path string) error {
 // Stop stops the cluster and keeps the work directory; stop the suite's operators first.
 // It may be called more than once. Its error is "stopping the cluster: <cause>".
 func (e *Env) Stop() error {
+	if e.Elastic != nil {
+		e.Elastic.Close()
+	}
 	if e.Cluster == nil {
 		return nil
 	}

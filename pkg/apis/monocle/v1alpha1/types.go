@@ -34,6 +34,8 @@ import (
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.version`
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.status.url`
 // +kubebuilder:printcolumn:name="Reason",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Elasticsearch",type=string,priority=1,JSONPath=`.status.elasticsearchHealth.status`
+// +kubebuilder:printcolumn:name="Disk",type=integer,priority=1,JSONPath=`.status.elasticsearchHealth.diskUsedPercent`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Monocle struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -416,6 +418,33 @@ type MonocleStatus struct {
 	// Elasticsearch is the state of the Elasticsearch StatefulSet.
 	// +optional
 	Elasticsearch ComponentStatus `json:"elasticsearch,omitempty"`
+	// ElasticsearchHealth is what Elasticsearch last reported of itself to the operator,
+	// which reads it in the background while Elasticsearch has a ready pod; unset until a
+	// first read succeeds. The ElasticsearchHealthy and DiskPressure conditions tell the
+	// same, and why a read failed.
+	// +optional
+	ElasticsearchHealth *ElasticsearchHealth `json:"elasticsearchHealth,omitempty"`
+}
+
+// ElasticsearchHealth is the health and disk use of a Monocle's Elasticsearch as Elasticsearch
+// reports them (Elasticsearch 7.17: GET _cluster/health, GET _cat/allocation).
+type ElasticsearchHealth struct {
+	// Status is the cluster health: green (every shard assigned), yellow (a replica shard is
+	// unassigned, as on any single node whose indices ask for replicas; every document can be
+	// read and written) or red (a primary shard is unassigned: some indices cannot be read or
+	// written).
+	// +optional
+	Status string `json:"status,omitempty"`
+	// DiskUsedPercent is the share of Elasticsearch's data volume in use, 0 to 100, on its
+	// fullest node.
+	// +optional
+	DiskUsedPercent *int32 `json:"diskUsedPercent,omitempty"`
+	// DiskSize is the size of the data volume as Elasticsearch sees it, in MiB.
+	// +optional
+	DiskSize *resource.Quantity `json:"diskSize,omitempty"`
+	// IndicesSize is the disk space the indices take, in MiB (rounded up).
+	// +optional
+	IndicesSize *resource.Quantity `json:"indicesSize,omitempty"`
 }
 
 // ComponentStatus is the observed state of one component's workload.
@@ -547,7 +576,21 @@ const (
 	// (change-metrics/monocle-operator v0.0.2) and adopted by this one; its message lists what
 	// was kept and changed. Monocles this operator created never carry it.
 	ConditionAdopted = "Adopted"
+	// ConditionElasticsearchHealthy reports the cluster health Elasticsearch gives the
+	// operator: True when green or yellow, False when red, Unknown while Elasticsearch has no
+	// ready pod or cannot be read (the message says why).
+	ConditionElasticsearchHealthy = "ElasticsearchHealthy"
+	// ConditionDiskPressure is True when Elasticsearch's data volume is more than
+	// DiskPressurePercent full: at its flood-stage watermark (95% by default) Elasticsearch
+	// makes the indices read-only, and Monocle then drops crawled documents without a word.
+	ConditionDiskPressure = "DiskPressure"
 )
+
+// DiskPressurePercent is the share of Elasticsearch's data volume in use above which a
+// Monocle's DiskPressure condition is True: Elasticsearch's own high watermark (90% by
+// default, Elasticsearch 7.17 "Disk-based shard allocation settings") less a margin in which
+// growing the volume still helps.
+const DiskPressurePercent = 85
 
 // MonocleList is a list of Monocles.
 //

@@ -1,0 +1,273 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Operand health (issue 13): the operator reads what Elasticsearch reports of itself, its
+// cluster health and disk use, and puts it in the status (status.elasticsearchHealth, the
+// ElasticsearchHealthy and DiskPressure conditions). A read never runs in a sync: a sync
+// starts one in the background when Elasticsearch has a ready pod and the last read is older
+// than the interval, and reports the last result; a read whose result differs from the last
+// one enqueues its Monocle, and every read enqueues it again after the interval, for the
+// next read. A slow or unreachable Elasticsearch costs a goroutine for at most the timeout,
+// never a worker.
+
+// OperandOptions sets how the controller reads its Monocles' Elasticsearch; see
+// Controller.ReadOperands.
+type OperandOptions struct {
+	// Interval is the time between two reads of one Monocle's Elasticsearch; 0 turns
+	// reading off.
+	Interval time.Duration
+	// Timeout bounds one read (its two requests together).
+	Timeout time.Duration
+	// Transport carries the requests; nil is elastic.NewTransport().
+	Transport http.RoundTripper
+	// DialAddress, when set, is the host:port every connection to an operand goes to instead
+	// of its Service (a port-forward, or a test's fake Elasticsearch).
+	DialAddress string
+	// MaxReads bounds the reads under way at once, over all Monocles; 0 means 16.
+	MaxReads int
+	// OperatorNamespace is the namespace the operator's pods run in, whose pods each
+	// Monocle's NetworkPolicy then admits to Elasticsearch; "" outside the cluster.
+	OperatorNamespace string
+}
+
+// ReadOperands turns on the background reads of every Monocle's Elasticsearch with o; ctx
+// ends the reads under way. Call it before Run; without it, the status has no Elasticsearch
+// health and no ElasticsearchHealthy or DiskPressure condition.
+func (c *Controller) ReadOperands(ctx context.Context, o OperandOptions) {
+	if o.Interval > 0 {
+		c.health = newHealthReads(ctx, o, c.queue.AddAfter)
+		c.operatorNamespace = o.OperatorNamespace
+	}
+}
+
+// newHealthReads returns the reads of o, which enqueue Monocles with enqueue.
+func newHealthReads(ctx context.Context, o OperandOptions, enqueue func(key cache.ObjectName, after time.Duration)) *healthReads {
+	transport := o.Transport
+	if transport == nil {
+		t := elastic.NewTransport()
+		if o.DialAddress != "" {
+			t.Proxy = nil
+			dialer := &net.Dialer{Timeout: 5 * time.Second}
+			t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return dialer.DialContext(ctx, network, o.DialAddress)
+			}
+		}
+		transport = t
+	}
+	slots := o.MaxReads
+	if slots <= 0 {
+		slots = 16
+	}
+	return &healthReads{
+		ctx:      ctx,
+		interval: o.Interval,
+		timeout:  o.Timeout,
+		slots:    make(chan struct{}, slots),
+		newClient: func(url string) (elastic.Client, error) {
+			return elastic.New(url, transport)
+		},
+		enqueue: enqueue,
+		last:    map[cache.ObjectName]*healthRead{},
+	}
+}
+
+// healthReads runs the background reads and keeps their last results by Monocle.
+type healthReads struct {
+	// ctx ends the reads under way when the operator stops.
+	ctx               context.Context
+	interval, timeout time.Duration
+	// slots bounds the reads under way at once.
+	slots     chan struct{}
+	newClient func(url string) (elastic.Client, error)
+	enqueue   func(key cache.ObjectName, after time.Duration)
+
+	mu   sync.Mutex
+	last map[cache.ObjectName]*healthRead
+}
+
+// healthRead is the last read of one Monocle's Elasticsearch.
+type healthRead struct {
+	// uid is the Monocle's: a Monocle deleted and created again starts afresh.
+	uid types.UID
+	// done is when the last read ended; zero before the first.
+	done time.Time
+	// running is true while a read is under way.
+	running bool
+	// health is what the last read found; err why it failed ("" when it did not).
+	health *monoclev1alpha1.ElasticsearchHealth
+	err    string
+}
+
+// elasticHealthURL is the URL the operator reads a Monocle's Elasticsearch at: its Service,
+// by a name that resolves from any namespace.
+func elasticHealthURL(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d", resources.ElasticName(m), m.Namespace, resources.ElasticPort)
+}
+
+// observe returns the last read of m's Elasticsearch, and starts a new one when Elasticsearch
+// has a ready pod and the last read is older than the interval (or there is none). pending is
+// true while the first read since Elasticsearch became ready is under way: the sync then
+// leaves the status for the read's end, which enqueues m, so that a starting Monocle's status
+// goes from Starting to Ready in one write that carries the health.
+func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool) (last healthRead, pending bool) {
+	key := cache.MetaObjectToName(m)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.last[key]
+	if r == nil || r.uid != m.UID {
+		r = &healthRead{uid: m.UID}
+		h.last[key] = r
+	}
+	if !elasticReady {
+		return *r, false
+	}
+	switch due := h.interval - time.Since(r.done); {
+	case r.running:
+	case r.done.IsZero() || due <= 0:
+		select {
+		case h.slots <- struct{}{}:
+			r.running = true
+			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m))
+		default:
+			// Every slot is taken: try again shortly.
+			h.enqueue(key, time.Second)
+		}
+	default:
+		// The queue keeps one delay per key, the shortest: the one the last read asked for
+		// may have been replaced by a shorter one, so every sync asks again.
+		h.enqueue(key, due)
+	}
+	return *r, r.running && r.done.IsZero()
+}
+
+// forget drops the reads of a Monocle that is gone.
+func (h *healthReads) forget(key cache.ObjectName) {
+	h.mu.Lock()
+	delete(h.last, key)
+	h.mu.Unlock()
+}
+
+// read reads the cluster health and disk use of the Elasticsearch at url, records the result
+// for key, enqueues key at once when the result changed, and again after the interval.
+func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string) {
+	defer func() { <-h.slots }()
+	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
+	defer cancel()
+	health, err := readElastic(ctx, h.newClient, url)
+	var errText string
+	if err != nil {
+		errText = err.Error()
+		logger.V(4).Info("Reading Elasticsearch failed", "monocle", key, "err", err)
+	}
+
+	h.mu.Lock()
+	r := h.last[key]
+	if r == nil || r.uid != uid {
+		h.mu.Unlock()
+		return
+	}
+	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health)
+	r.running, r.done, r.err = false, time.Now(), errText
+	if err == nil {
+		r.health = health
+	}
+	h.mu.Unlock()
+	if changed {
+		h.enqueue(key, 0)
+	}
+	h.enqueue(key, h.interval)
+}
+
+// readElastic reads the cluster health and the disk use of the Elasticsearch at url.
+func readElastic(ctx context.Context, newClient func(string) (elastic.Client, error), url string) (*monoclev1alpha1.ElasticsearchHealth, error) {
+	client, err := newClient(url)
+	if err != nil {
+		return nil, err
+	}
+	health, err := client.Health(ctx)
+	if err != nil {
+		return nil, err
+	}
+	disk, err := client.DiskUsage(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &monoclev1alpha1.ElasticsearchHealth{
+		Status:          string(health.Status),
+		DiskUsedPercent: ptr.To(int32(disk.PercentUsed())),
+		DiskSize:        mebibytes(disk.TotalBytes),
+		IndicesSize:     mebibytes(disk.IndicesBytes),
+	}, nil
+}
+
+// mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes
+// with the data by MiB, not by byte.
+func mebibytes(n int64) *resource.Quantity {
+	const mib = 1 << 20
+	return resource.NewQuantity((n+mib-1)/mib*mib, resource.BinarySI)
+}
+
+// healthConditions are the ElasticsearchHealthy and DiskPressure conditions for the last
+// read r of m's Elasticsearch; elasticReady says whether Elasticsearch has a ready pod.
+func healthConditions(m *monoclev1alpha1.Monocle, r healthRead, elasticReady bool) []metav1.Condition {
+	healthy := metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown}
+	disk := metav1.Condition{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionUnknown}
+	switch {
+	case !elasticReady:
+		healthy.Reason, healthy.Message = ReasonElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
+		disk.Reason, disk.Message = ReasonElasticsearchNotReady, "Elasticsearch has no ready pod to read its disk use from"
+		return []metav1.Condition{healthy, disk}
+	case r.err != "" || r.health == nil:
+		why := r.err
+		if why == "" {
+			why = "not read yet"
+		}
+		healthy.Reason = ReasonElasticsearchUnreachable
+		healthy.Message = truncate(fmt.Sprintf("Cannot read the health of Elasticsearch at %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
+			elasticHealthURL(m), resources.NetworkPolicyName(m), resources.ElasticPort, why))
+		disk.Reason, disk.Message = ReasonElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
+		return []metav1.Condition{healthy, disk}
+	}
+	h := r.health
+	switch elastic.HealthStatus(h.Status) {
+	case elastic.HealthGreen:
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, ReasonGreen
+		healthy.Message = "Elasticsearch reports green: every shard is assigned"
+	case elastic.HealthYellow:
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, ReasonYellow
+		healthy.Message = "Elasticsearch reports yellow: a replica shard is unassigned, as on any single node whose indices ask for replicas; every document can be read and written"
+	default:
+		healthy.Status, healthy.Reason = metav1.ConditionFalse, ReasonRed
+		healthy.Message = "Elasticsearch reports red: a primary shard is unassigned, so some indices cannot be read or written; see its logs (kubectl logs " +
+			resources.ElasticName(m) + "-0)"
+	}
+	used := ptr.Deref(h.DiskUsedPercent, 0)
+	disk.Status, disk.Reason = metav1.ConditionFalse, ReasonVolumeHasRoom
+	disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (at most %d%%)", used, monoclev1alpha1.DiskPressurePercent)
+	if used > monoclev1alpha1.DiskPressurePercent {
+		disk.Status, disk.Reason = metav1.ConditionTrue, ReasonVolumeAlmostFull
+		disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (over %d%%): at its flood-stage watermark (95%% by default) Elasticsearch makes the indices read-only and Monocle drops crawled documents; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)",
+			used, monoclev1alpha1.DiskPressurePercent)
+	}
+	return []metav1.Condition{healthy, disk}
+}

@@ -1,0 +1,296 @@
+package controller
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+// Answers of Elasticsearch 7.17 (Cluster health API; cat allocation API, format=json, bytes=b):
+// a volume of 10 GiB, 80% full, whose indices take 50 MiB.
+const (
+	greenHealth  = `{"cluster_name":"docker-cluster","status":"green","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":0}`
+	yellowHealth = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2}`
+	redHealth    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":1,"active_shards":1,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":1}`
+	allocation80 = `[{"shards":"2","disk.indices":"52428800","disk.used":"8589934592","disk.avail":"2147483648","disk.total":"10737418240","disk.percent":"80","host":"10.244.0.12","ip":"10.244.0.12","node":"m-elastic-0"}]`
+	allocation90 = `[{"shards":"2","disk.indices":"52428800","disk.used":"9663676416","disk.avail":"1073741824","disk.total":"10737418240","disk.percent":"90","host":"10.244.0.12","ip":"10.244.0.12","node":"m-elastic-0"}]`
+)
+
+// enqueued records the keys a healthReads enqueues, with their delays.
+type enqueued struct {
+	key   cache.ObjectName
+	after time.Duration
+}
+
+// testHealthReads returns a healthReads whose every read goes to srv, and the channel its
+// enqueues arrive on.
+func testHealthReads(t *testing.T, srv *elastictest.Server, timeout time.Duration) (*healthReads, chan enqueued) {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	out := make(chan enqueued, 16)
+	h := newHealthReads(ctx, OperandOptions{Interval: time.Hour, Timeout: timeout, DialAddress: hostOf(t, srv)},
+		func(key cache.ObjectName, after time.Duration) { out <- enqueued{key, after} })
+	return h, out
+}
+
+// hostOf is the host:port of srv.
+func hostOf(t *testing.T, srv *elastictest.Server) string {
+	t.Helper()
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
+}
+
+// waitRead waits for the enqueue that ends a read whose result changed (delay 0), then for
+// the one of the next read (after the interval).
+func waitRead(t *testing.T, got chan enqueued) {
+	t.Helper()
+	for _, want := range []time.Duration{0, time.Hour} {
+		select {
+		case e := <-got:
+			if e.after != want || e.key.Name != "m" {
+				t.Fatalf("enqueued %+v, want m after %s", e, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the read never ended")
+		}
+	}
+}
+
+// withConditions is a Monocle whose status has conds, for condition.
+func withConditions(conds []metav1.Condition) *monoclev1alpha1.Monocle {
+	return &monoclev1alpha1.Monocle{Status: monoclev1alpha1.MonocleStatus{Conditions: conds}}
+}
+
+// TestElasticsearchHealthIsReadInTheBackground: what Elasticsearch answers, and how it fails,
+// becomes the ElasticsearchHealthy and DiskPressure conditions and the health in the status.
+func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
+	type want struct {
+		healthy, healthyReason, disk, diskReason string
+		message                                  string
+		health                                   *monoclev1alpha1.ElasticsearchHealth
+	}
+	tenGiB, fiftyMiB := mebibytes(10<<30), mebibytes(50<<20)
+	for name, tc := range map[string]struct {
+		health, allocation http.Handler
+		want               want
+	}{
+		"green": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "True", healthyReason: ReasonGreen, disk: "False", diskReason: ReasonVolumeHasRoom, message: "80% full",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "green", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"yellow": {health: elastictest.JSON(200, yellowHealth), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "True", healthyReason: ReasonYellow, disk: "False", diskReason: ReasonVolumeHasRoom, message: "single node",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "yellow", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"red, and a volume almost full": {health: elastictest.JSON(200, redHealth), allocation: elastictest.JSON(200, allocation90),
+			want: want{healthy: "False", healthyReason: ReasonRed, disk: "True", diskReason: ReasonVolumeAlmostFull, message: "90% full (over 85%)",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: ptr.To[int32](90), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"slow": {health: elastictest.Slow(time.Minute, elastictest.JSON(200, greenHealth)), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+				message: "context deadline exceeded"}},
+		"garbage": {health: elastictest.Raw(200, "text/html", "<html>proxy</html>"), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+				message: "decoding _cluster/health"}},
+		"500": {health: elastictest.Error(500, "exception", "boom"), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+				message: "status 500 exception: boom"}},
+		"disk unreadable": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.Error(500, "exception", "no disk"),
+			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+				message: "no disk"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Handle("GET", "/_cluster/health", tc.health)
+			srv.Handle("GET", "/_cat/allocation", tc.allocation)
+			h, got := testHealthReads(t, srv, 500*time.Millisecond)
+			m := newMonocle("m")
+			_, ctx := ktesting.NewTestContext(t)
+
+			last, pending := h.observe(ctx, m, false)
+			if pending || len(srv.Requests()) != 0 {
+				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", pending, len(srv.Requests()))
+			}
+			conds := healthConditions(m, last, false)
+			if c := condition(t, withConditions(conds), monoclev1alpha1.ConditionElasticsearchHealthy); c.Reason != ReasonElasticsearchNotReady {
+				t.Errorf("before a ready pod: %+v", c)
+			}
+
+			if _, pending := h.observe(ctx, m, true); !pending {
+				t.Error("the first read is not pending")
+			}
+			waitRead(t, got)
+			last, pending = h.observe(ctx, m, true)
+			if pending {
+				t.Error("a read that ended is still pending")
+			}
+			conds = healthConditions(m, last, true)
+			healthy := condition(t, withConditions(conds), monoclev1alpha1.ConditionElasticsearchHealthy)
+			disk := condition(t, withConditions(conds), monoclev1alpha1.ConditionDiskPressure)
+			if string(healthy.Status) != tc.want.healthy || healthy.Reason != tc.want.healthyReason ||
+				string(disk.Status) != tc.want.disk || disk.Reason != tc.want.diskReason {
+				t.Errorf("ElasticsearchHealthy %s/%s, DiskPressure %s/%s; want %s/%s, %s/%s", healthy.Status, healthy.Reason, disk.Status, disk.Reason,
+					tc.want.healthy, tc.want.healthyReason, tc.want.disk, tc.want.diskReason)
+			}
+			if !strings.Contains(healthy.Message+" "+disk.Message, tc.want.message) {
+				t.Errorf("messages %q, %q do not say %q", healthy.Message, disk.Message, tc.want.message)
+			}
+			if (last.health == nil) != (tc.want.health == nil) || (last.health != nil && !equalHealth(*last.health, *tc.want.health)) {
+				t.Errorf("health %+v, want %+v", last.health, tc.want.health)
+			}
+			// Within the interval, no new read.
+			before := len(srv.Requests())
+			h.observe(ctx, m, true)
+			if after := len(srv.Requests()); after != before {
+				t.Errorf("a sync within the interval read again: %d requests, then %d", before, after)
+			}
+		})
+	}
+}
+
+func equalHealth(a, b monoclev1alpha1.ElasticsearchHealth) bool {
+	return a.Status == b.Status && ptr.Deref(a.DiskUsedPercent, -1) == ptr.Deref(b.DiskUsedPercent, -1) &&
+		a.DiskSize.Cmp(*b.DiskSize) == 0 && a.IndicesSize.Cmp(*b.IndicesSize) == 0
+}
+
+// TestSlowElasticsearchNeverHoldsASync: observe returns while a read hangs, and the next
+// read starts only after the interval.
+func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	release := make(chan struct{})
+	srv.Handle("GET", "/_cluster/health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		elastictest.JSON(200, greenHealth).ServeHTTP(w, r)
+	}))
+	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	h, got := testHealthReads(t, srv, time.Minute)
+	_, ctx := ktesting.NewTestContext(t)
+	m := newMonocle("m")
+	for range 3 {
+		if _, pending := h.observe(ctx, m, true); !pending {
+			t.Fatal("the first read is not pending while Elasticsearch has not answered")
+		}
+	}
+	close(release)
+	waitRead(t, got)
+	if n := len(srv.RequestsTo("GET", "/_cluster/health")); n != 1 {
+		t.Errorf("%d health requests, want 1: syncs during a read started others", n)
+	}
+	// A Monocle deleted and created again under the same name reads afresh.
+	m.UID = "another"
+	if _, pending := h.observe(ctx, m, true); !pending {
+		t.Error("a new Monocle of the same name reuses the old one's read")
+	}
+	waitRead(t, got)
+}
+
+// TestFirstReadHoldsTheStatusWrite: the sync that starts the first read of a ready
+// Elasticsearch writes no status; the read's end enqueues the Monocle, whose next sync writes
+// the status with the health in it.
+func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	srv := elastictest.NewServer(t)
+	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	c := f.newController()
+	_, ctx := ktesting.NewTestContext(t)
+	c.ReadOperands(ctx, OperandOptions{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: hostOf(t, srv)})
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(f.client.Actions()); len(w) != 0 {
+		t.Fatalf("the sync that started the first read wrote %v", describe(w))
+	}
+	// The read's end adds the key at once.
+	item, shutdown := c.queue.Get()
+	if shutdown || item != key {
+		t.Fatalf("queue gave %v (shutdown %v), want %v", item, shutdown, key)
+	}
+	c.queue.Done(item)
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	w := writes(f.client.Actions())
+	if len(w) != 1 {
+		t.Fatalf("writes after the read: %v, want one status update", describe(w))
+	}
+	status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
+	if status.ElasticsearchHealth == nil || status.ElasticsearchHealth.Status != "yellow" {
+		t.Errorf("status.elasticsearchHealth = %+v, want yellow", status.ElasticsearchHealth)
+	}
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy); c.Status != metav1.ConditionTrue || c.Reason != ReasonYellow {
+		t.Errorf("ElasticsearchHealthy = %+v", c)
+	}
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
+	}
+}
+
+// TestElasticsearchIsReadEveryInterval: each read brings the Monocle back after the interval,
+// whose sync reads again; a change of Elasticsearch's answer reaches the status.
+func TestElasticsearchIsReadEveryInterval(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	srv := elastictest.NewServer(t)
+	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	c := f.newController()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c.ReadOperands(ctx, OperandOptions{Interval: 300 * time.Millisecond, Timeout: 10 * time.Second, DialAddress: hostOf(t, srv)})
+	go func() {
+		for c.processNextWorkItem(ctx) {
+		}
+	}()
+	defer c.queue.ShutDown()
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+	c.queue.Add(key)
+	testkitEventually(t, func() bool { return len(srv.RequestsTo("GET", "/_cluster/health")) >= 1 })
+	// A shorter delay for the same key (the resync after a status change) replaces the one
+	// the read asked for in the queue; reads go on all the same.
+	c.queue.AddAfter(key, 10*time.Millisecond)
+	testkitEventually(t, func() bool { return len(srv.RequestsTo("GET", "/_cluster/health")) >= 3 })
+	srv.Reply("GET", "/_cluster/health", 200, redHealth)
+	testkitEventually(t, func() bool {
+		for _, a := range writes(f.client.Actions()) {
+			s := a.(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
+			if s.ElasticsearchHealth != nil && s.ElasticsearchHealth.Status == "red" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// testkitEventually polls cond every 10 ms for up to 30 s.
+func testkitEventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("not true after 30 s")
+}

@@ -1,0 +1,73 @@
+package integration
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/change-metrics/monocle-operator/test/testkit"
+)
+
+// TestElasticsearchHealth: the operator reads each Monocle's Elasticsearch (here the suite's
+// fake, which kwok's pods cannot be) once its pod is ready, and reports it: the health and disk
+// use in the status and in kubectl get -o wide, the ElasticsearchHealthy and DiskPressure
+// conditions, a Warning event when Elasticsearch turns red and when its volume becomes almost
+// full; an Elasticsearch that answers garbage or an error status is reported, not fatal: the
+// Monocle stays Ready.
+func TestElasticsearchHealth(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	ns := "health"
+	startDay2(t, ns)
+
+	// The fake answers yellow and 40% by default, as a single node with replicas would.
+	waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionTrue, "Yellow")
+	waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionFalse, "VolumeHasRoom")
+	h := getMonocle(t, ns, "m").Status.ElasticsearchHealth
+	if h == nil || h.Status != "yellow" || ptr.Deref(h.DiskUsedPercent, -1) != 40 || h.DiskSize.String() != "10Gi" || h.IndicesSize.String() != "10Mi" {
+		t.Fatalf("status.elasticsearchHealth = %+v, want yellow, 40%%, 10Gi, 10Mi", h)
+	}
+	wide := env.Kubectl.Must(t, "get", "monocle", "-n", ns, "m", "-o", "wide")
+	if !strings.Contains(wide, "yellow") || !strings.Contains(wide, "40") {
+		t.Errorf("kubectl get -o wide does not show the health and disk use:\n%s", wide)
+	}
+
+	// Red, and a volume almost full: both conditions and both events.
+	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: testkit.ElasticRed, Allocation: testkit.Allocation90})
+	waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionFalse, "Red")
+	disk := waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionTrue, "VolumeAlmostFull")
+	if !strings.Contains(disk.Message, "90% full") || !strings.Contains(disk.Message, "storageSize") {
+		t.Errorf("DiskPressure message %q does not say how full the volume is and what to do", disk.Message)
+	}
+	for _, reason := range []string{"Red", "VolumeAlmostFull"} {
+		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "a "+reason+" event", func() error {
+			if events := env.Kubectl.Must(t, "get", "events", "-n", ns, "--field-selector", "reason="+reason); !strings.Contains(events, "Warning") {
+				return fmt.Errorf("no Warning %s event:\n%s", reason, events)
+			}
+			return nil
+		})
+	}
+
+	// An answer that is not Elasticsearch's, then an error status: Unknown, with the error.
+	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: "<html>a proxy</html>", Allocation: testkit.Allocation40})
+	healthy := waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionUnknown, "ElasticsearchUnreachable")
+	if !strings.Contains(healthy.Message, "decoding _cluster/health") {
+		t.Errorf("ElasticsearchHealthy message %q does not give the error", healthy.Message)
+	}
+	env.Elastic.Answer(ns, testkit.ElasticAnswer{Status: 500, Health: `{"error":{"type":"exception","reason":"boom"},"status":500}`})
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "the 500 reported", func() error {
+		if c := waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionUnknown, "ElasticsearchUnreachable"); !strings.Contains(c.Message, "boom") {
+			return fmt.Errorf("message %q", c.Message)
+		}
+		return nil
+	})
+	waitCondition(t, ns, "m", "Ready", metav1.ConditionTrue, "AllComponentsReady")
+
+	// Green again.
+	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: strings.Replace(testkit.ElasticYellow, `"yellow"`, `"green"`, 1), Allocation: testkit.Allocation40})
+	waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionTrue, "Green")
+	waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionFalse, "VolumeHasRoom")
+}

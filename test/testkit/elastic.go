@@ -1,0 +1,99 @@
+package testkit
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// ElasticAnswer is what FakeElasticsearch answers one Elasticsearch: the bodies of GET
+// _cluster/health and GET _cat/allocation (Elasticsearch 7.17 shapes), or Status for both.
+type ElasticAnswer struct {
+	// Health and Allocation are JSON bodies, sent with status 200 unless Status is set.
+	Health, Allocation string
+	// Status, when not 0, is the HTTP status of both answers.
+	Status int
+}
+
+// Answers of Elasticsearch 7.17 (Cluster health API; cat allocation API, format=json,
+// bytes=b): a single node, yellow as any single node whose indices ask for a replica, or red,
+// and a 10 GiB volume 40% or 90% full.
+const (
+	ElasticYellow = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":3,"active_shards":3,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":3}`
+	ElasticRed    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2}`
+	Allocation40  = `[{"shards":"3","disk.indices":"10485760","disk.used":"4294967296","disk.avail":"6442450944","disk.total":"10737418240","disk.percent":"40","host":"127.0.0.1","ip":"127.0.0.1","node":"m-elastic-0"}]`
+	Allocation90  = `[{"shards":"3","disk.indices":"10485760","disk.used":"9663676416","disk.avail":"1073741824","disk.total":"10737418240","disk.percent":"90","host":"127.0.0.1","ip":"127.0.0.1","node":"m-elastic-0"}]`
+)
+
+// FakeElasticsearch stands for every Monocle's Elasticsearch in a test cluster, where kwok
+// runs no container: the operator, given FakeElasticsearch.Flag, sends its reads here, and the
+// fake answers each by the Host of the request ("<name>-elastic.<namespace>.svc:9200"). It
+// answers ElasticYellow and Allocation40 unless a test sets another answer for a namespace.
+// It listens on loopback only.
+type FakeElasticsearch struct {
+	server *httptest.Server
+	mu     sync.Mutex
+	// answers are by namespace.
+	answers map[string]ElasticAnswer
+}
+
+// StartFakeElasticsearch starts a FakeElasticsearch; Close stops it.
+func StartFakeElasticsearch() *FakeElasticsearch {
+	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}}
+	f.server = httptest.NewServer(http.HandlerFunc(f.serve))
+	return f
+}
+
+// Flag is the operator flag that sends every read of an Elasticsearch to the fake.
+func (f *FakeElasticsearch) Flag() string {
+	return "--operand-dial-address=" + strings.TrimPrefix(f.server.URL, "http://")
+}
+
+// Close stops the fake.
+func (f *FakeElasticsearch) Close() { f.server.Close() }
+
+// Answer makes the fake answer a for the Elasticsearch of every Monocle in namespace.
+func (f *FakeElasticsearch) Answer(namespace string, a ElasticAnswer) {
+	f.mu.Lock()
+	f.answers[namespace] = a
+	f.mu.Unlock()
+}
+
+func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		host = r.Host
+	}
+	// <name>-elastic.<namespace>.svc
+	parts := strings.Split(host, ".")
+	namespace := ""
+	if len(parts) == 3 && parts[2] == "svc" {
+		namespace = parts[1]
+	}
+	f.mu.Lock()
+	a, ok := f.answers[namespace]
+	f.mu.Unlock()
+	if !ok {
+		a = ElasticAnswer{Health: ElasticYellow, Allocation: Allocation40}
+	}
+	// Elasticsearch 7.14 and later mark their answers; the official client checks it.
+	w.Header().Set("X-Elastic-Product", "Elasticsearch")
+	w.Header().Set("Content-Type", "application/json")
+	status := http.StatusOK
+	if a.Status != 0 {
+		status = a.Status
+	}
+	switch r.URL.Path {
+	case "/_cluster/health":
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(a.Health))
+	case "/_cat/allocation":
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(a.Allocation))
+	default:
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"type":"fake","reason":"the fake answers _cluster/health and _cat/allocation only"},"status":404}`))
+	}
+}
