@@ -2,6 +2,7 @@ package controller
 
 import (
 	"maps"
+	"slices"
 	"testing"
 
 	"k8s.io/component-base/metrics/legacyregistry"
@@ -45,4 +46,30 @@ func TestBuildInfoMetric(t *testing.T) {
 		return
 	}
 	t.Error("monocle_operator_build_info is not registered")
+}
+
+// TestNoSeriesLabelCollidesWithTargetLabels: no series the operator serves, its own or
+// client-go's, has a label Prometheus sets on the target (TargetLabels).
+func TestNoSeriesLabelCollidesWithTargetLabels(t *testing.T) {
+	RegisterMetrics()
+	monocleReady.WithLabelValues("ns", "m").Set(1)
+	defer monocleReady.DeleteLabelValues("ns", "m")
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if slices.Contains(TargetLabels, l.GetName()) {
+					t.Errorf("%s has the label %s, which a ServiceMonitor's target label would rename", f.GetName(), l.GetName())
+				}
+			}
+			seen = seen || f.GetName() == "monocle_operator_monocle_ready"
+		}
+	}
+	if !seen {
+		t.Error("monocle_operator_monocle_ready has no series: the check saw nothing of it")
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -25,6 +26,9 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
+
+// seriesLabel finds the label names of a series as /metrics writes it, name{label="value",...}.
+var seriesLabel = regexp.MustCompile(`[{,]([a-zA-Z_][a-zA-Z0-9_]*)="`)
 
 // sample is the Monocle of deploy/samples/monocle.yaml.
 var sample = &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "monocle"}}
@@ -128,7 +132,7 @@ func TestClusterWideInstall(t *testing.T) {
 			{"monocle_operator_syncs_total", []string{`result="success"`}},
 			{"monocle_operator_syncs_total", []string{`result="error"`}}, // the name conflict
 			{"monocle_operator_sync_duration_seconds_count", nil},
-			{"monocle_operator_monocle_ready", []string{`namespace="` + ns + `"`, `name="monocle"`}},
+			{"monocle_operator_monocle_ready", []string{`monocle_namespace="` + ns + `"`, `monocle="monocle"`}},
 			{"leader_election_master_status", []string{`name="monocle-operator"`}},
 		} {
 			if sum, n := m.Family(c.family, c.labels...); n == 0 || sum <= 0 {
@@ -138,7 +142,15 @@ func TestClusterWideInstall(t *testing.T) {
 		if _, n := m.Family("workqueue_depth", `name="monocle"`); n == 0 {
 			t.Error("the leader's /metrics has no workqueue_depth")
 		}
-		if sum, n := m.Family("monocle_operator_monocle_ready", `name="taken"`); n != 1 || sum != 0 {
+		// A ServiceMonitor scraping this /metrics would rename no label (exported_*).
+		for series := range m {
+			for _, l := range seriesLabel.FindAllStringSubmatch(series, -1) {
+				if slices.Contains(controller.TargetLabels, l[1]) {
+					t.Errorf("the leader's /metrics series %s has the label %s, which a ServiceMonitor's target label would rename", series, l[1])
+				}
+			}
+		}
+		if sum, n := m.Family("monocle_operator_monocle_ready", `monocle="taken"`); n != 1 || sum != 0 {
 			t.Errorf("monocle_operator_monocle_ready for the Monocle that is not ready: %v over %d series, want 0", sum, n)
 		}
 		s := standby.metrics(t)

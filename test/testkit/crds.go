@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,25 @@ type OptionalCRDs struct {
 	// Route is OpenShift's Route CRD, a fixture in test/testdata/crds (its header names the
 	// openshift/api commit it comes from).
 	Route string
+}
+
+// PrometheusOperatorModule is the prometheus-operator release whose CRDs the tests install
+// (example/prometheus-operator-crd of its module, from the Go module proxy).
+const PrometheusOperatorModule = "github.com/prometheus-operator/prometheus-operator@v0.85.0"
+
+// MonitoringCRD returns the path of the monitoring.coreos.com CRD file of resource (for
+// example "servicemonitors") in PrometheusOperatorModule, downloading the module into the
+// module cache when it is not there.
+func MonitoringCRD(ctx context.Context, resource string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", PrometheusOperatorModule).Output()
+	if err != nil {
+		return "", fmt.Errorf("downloading %s: %w", PrometheusOperatorModule, err)
+	}
+	var mod struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return "", fmt.Errorf("downloading %s: %v %s", PrometheusOperatorModule, err, mod.Error)
+	}
+	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+resource+".yaml"), nil
 }
 
 // FindOptionalCRDs locates the optional APIs' CRD files of the repository at root; the Gateway

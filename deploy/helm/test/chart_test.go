@@ -149,6 +149,29 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("the chart's ClusterRole rules differ from deploy/02-rbac.yaml's:\n%s\nvs\n%s", b, a)
 	}
 
+	if kinds(all)["ServiceMonitor"] != 0 {
+		t.Error("default values render a ServiceMonitor, which a cluster without the Prometheus operator refuses")
+	}
+	// The ServiceMonitor selects the metrics Service and scrapes its port.
+	monitored := objects(t, render(t, map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{
+		"enabled": true, "labels": map[string]any{"release": "prom"}}}}))
+	sm, svc := find(t, monitored, "ServiceMonitor"), find(t, monitored, "Service")
+	selector := sm["spec"].(map[string]any)["selector"].(map[string]any)["matchLabels"].(map[string]any)
+	svcLabels := svc["metadata"].(map[string]any)["labels"].(map[string]any)
+	for k, v := range selector {
+		if svcLabels[k] != v {
+			t.Errorf("the ServiceMonitor selects %s=%v; the metrics Service has %v", k, v, svcLabels[k])
+		}
+	}
+	endpoint := sm["spec"].(map[string]any)["endpoints"].([]any)[0].(map[string]any)
+	port := svc["spec"].(map[string]any)["ports"].([]any)[0].(map[string]any)
+	if endpoint["port"] != port["name"] || endpoint["path"] != "/metrics" || endpoint["interval"] != "30s" {
+		t.Errorf("ServiceMonitor endpoint %v, metrics Service port %v", endpoint, port)
+	}
+	if sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"] != "prom" {
+		t.Errorf("ServiceMonitor labels %v lack metrics.serviceMonitor.labels", sm["metadata"].(map[string]any)["labels"])
+	}
+
 	namespaced := objects(t, render(t, map[string]any{"watchNamespaces": []any{"team-a", "team-b"}}))
 	if k := kinds(namespaced); k["ClusterRoleBinding"] != 1 || k["RoleBinding"] != 3 {
 		t.Errorf("watched namespaces: %v, want a RoleBinding per namespace (2), the leader election's, and only the StorageClass ClusterRoleBinding", k)
