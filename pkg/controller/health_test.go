@@ -199,10 +199,10 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	waitRead(t, got)
 }
 
-// TestFirstReadHoldsTheStatusWrite: the sync that starts the first read of a ready
-// Elasticsearch writes no status; the read's end enqueues the Monocle, whose next sync writes
-// the status with the health in it.
-func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
+// readingFixture is a fixture of a converged Monocle, its Elasticsearch ready, whose controller
+// reads Elasticsearch every interval from a fake that answers yellow and 80% full.
+func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (*fixture, *monoclev1alpha1.Monocle, *elastictest.Server) {
+	t.Helper()
 	m, objects := converged(t, newMonocle("demo"))
 	srv := elastictest.NewServer(t)
 	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
@@ -210,9 +210,17 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
-	c := f.newController()
+	f.newController().ReadOperands(ctx, OperandOptions{Interval: interval, Timeout: 10 * time.Second, DialAddress: hostOf(t, srv)})
+	return f, m, srv
+}
+
+// TestFirstReadHoldsTheStatusWrite: the sync that starts the first read of a ready
+// Elasticsearch writes no status; the read's end enqueues the Monocle, whose next sync writes
+// the status with the health in it.
+func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	c.ReadOperands(ctx, OperandOptions{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: hostOf(t, srv)})
+	f, m, _ := readingFixture(ctx, t, time.Hour)
+	c := f.controller
 	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
 	if err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -248,18 +256,11 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 // TestElasticsearchIsReadEveryInterval: each read brings the Monocle back after the interval,
 // whose sync reads again; a change of Elasticsearch's answer reaches the status.
 func TestElasticsearchIsReadEveryInterval(t *testing.T) {
-	m, objects := converged(t, newMonocle("demo"))
-	srv := elastictest.NewServer(t)
-	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
-	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
-	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{m}
-	f.kubeobjects = objects
-	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c.ReadOperands(ctx, OperandOptions{Interval: 300 * time.Millisecond, Timeout: 10 * time.Second, DialAddress: hostOf(t, srv)})
+	f, m, srv := readingFixture(ctx, t, 300*time.Millisecond)
+	c := f.controller
 	go func() {
 		for c.processNextWorkItem(ctx) {
 		}

@@ -551,10 +551,14 @@ func TestNamespacedComponent(t *testing.T) {
 // namespacedWatch is the namespace deploy/namespaced watches.
 const namespacedWatch = "monocle"
 
-// namespacedOverlay writes a kustomization outside the repository (kustomize refuses a base
-// that contains its overlay) that applies deploy/namespaced to the root kustomization, as the
-// README tells users to, and returns its directory.
-func namespacedOverlay(t *testing.T) string {
+// namespacedOverlay writes a kustomization outside the repository that applies
+// deploy/namespaced to the root kustomization, as the README tells users to (overlayWith).
+func namespacedOverlay(t *testing.T) string { return overlayWith(t, "deploy/namespaced") }
+
+// overlayWith writes a kustomization outside the repository (kustomize refuses a base that
+// contains its overlay) that applies the component in the repository's folder component to
+// the root kustomization, and returns its directory.
+func overlayWith(t *testing.T, component string) string {
 	t.Helper()
 	root := repoRoot(t)
 	dir := t.TempDir()
@@ -563,7 +567,7 @@ func namespacedOverlay(t *testing.T) string {
 		t.Fatal(err)
 	}
 	rel = filepath.ToSlash(rel)
-	k := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s/deploy/namespaced\n", rel, rel)
+	k := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s/%s\n", rel, rel, component)
 	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
 		t.Fatal(err)
 	}

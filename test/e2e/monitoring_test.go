@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,21 +16,10 @@ import (
 // without the Prometheus operator's CRDs and accepts it, as is, with them (the
 // ServiceMonitor CRD of testkit.PrometheusOperatorModule).
 func TestMonitoringComponent(t *testing.T) {
-	root := repoRoot(t)
-	dir := t.TempDir()
-	rel, err := filepath.Rel(dir, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel = filepath.ToSlash(rel)
-	k := fmt.Sprintf("resources:\n- %s\ncomponents:\n- %s/deploy/monitoring\n", rel, rel)
-	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	var svc corev1.Service
 	var selector map[string]any
 	var endpoints []any
-	for _, m := range kustomize(t, dir) {
+	for _, m := range kustomize(t, overlayWith(t, "deploy/monitoring")) {
 		switch m.key() {
 		case "Service " + operatorNamespace + "/monocle-operator-metrics":
 			m.into(t, &svc)
@@ -56,7 +43,7 @@ func TestMonitoringComponent(t *testing.T) {
 
 	testkit.NeedCluster(t, env != nil)
 	ctx := context.Background()
-	manifest := filepath.Join(root, "deploy", "monitoring", "servicemonitor.yaml")
+	manifest := filepath.Join(repoRoot(t), "deploy", "monitoring", "servicemonitor.yaml")
 	if out, err := env.Kubectl.RunStdin(ctx, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+operatorNamespace+"\n", "apply", "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
