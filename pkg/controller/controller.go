@@ -183,8 +183,9 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 		pvcsLister:         inf.PersistentVolumeClaims.Lister(),
 		pvcsSynced:         inf.PersistentVolumeClaims.Informer().HasSynced,
 		optional: newOptionalKinds(inf.Optional, map[schema.GroupVersionResource]string{
-			resources.HTTPRouteResource: "HTTPRoute",
-			resources.RouteResource:     "Route",
+			resources.HTTPRouteResource:  "HTTPRoute",
+			resources.RouteResource:      "Route",
+			resources.PodMonitorResource: "PodMonitor",
 		}),
 		secretMetadataLister: inf.SecretMetadata.Lister(),
 		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,

@@ -101,8 +101,9 @@ func (f *fixture) newController() *Controller {
 		})
 	}
 	f.dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
-		resources.HTTPRouteResource: "HTTPRouteList",
-		resources.RouteResource:     "RouteList",
+		resources.HTTPRouteResource:  "HTTPRouteList",
+		resources.RouteResource:      "RouteList",
+		resources.PodMonitorResource: "PodMonitorList",
 	}, f.dynamicObjects...)
 	for _, r := range f.served {
 		f.kubeclient.Resources = append(f.kubeclient.Resources, &metav1.APIResourceList{
@@ -532,6 +533,8 @@ func TestCreatesAllObjects(t *testing.T) {
 			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
 			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, ReasonNotExposed,
 				"No ingress, httpRoute or route is set: run kubectl port-forward -n default service/demo-api 8090:8080 and open http://localhost:8090"),
+			cond(monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, ReasonNotMonitored,
+				"spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"),
 			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
 			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
 		},

@@ -160,6 +160,18 @@ const (
 	ReasonExposureFailed = "ExposureFailed"
 )
 
+// Reasons of the Monitored condition (see monitoring.go); APINotServed when the cluster lacks
+// the PodMonitor API.
+const (
+	// ReasonMonitored: the PodMonitor spec.monitoring asks for exists (True).
+	ReasonMonitored = "Monitored"
+	// ReasonNotMonitored: spec.monitoring is unset (False).
+	ReasonNotMonitored = "NotMonitored"
+	// ReasonMonitoringFailed: writing the PodMonitor failed (False); the message gives the
+	// error.
+	ReasonMonitoringFailed = "MonitoringFailed"
+)
+
 // Reasons of the Adopted condition and event.
 const (
 	// ReasonAdoptedEarlierOperator: the Monocle's Elasticsearch runs in the StatefulSet the

@@ -132,6 +132,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		versionCond, storageCond metav1.Condition
 		adoptedCond              *metav1.Condition
 		exposed                  exposure
+		monitored                metav1.Condition
 	)
 	volume := c.elasticVolume(m, adopted)
 	// The StatefulSet as the previous sync left it, from the cache.
@@ -191,6 +192,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 				keep(err)
 			}
 		},
+		func() {
+			var err error
+			monitored, err = c.ensureMonitoring(ctx, m)
+			keep(err)
+		},
 	)
 	obs.conditions = append(obs.conditions, cfg.condition)
 	obs.configSource = cfg.source
@@ -232,7 +238,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			},
 		)
 	}
-	obs.conditions = append(obs.conditions, exposed.condition)
+	obs.conditions = append(obs.conditions, exposed.condition, monitored)
 	obs.assignedURL = exposed.assignedURL
 
 	obs.updateIdents = m.Status.UpdateIdents

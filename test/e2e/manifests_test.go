@@ -57,6 +57,8 @@ var operatorRules = []string{
 	"route.openshift.io/routes get", "route.openshift.io/routes list", "route.openshift.io/routes watch",
 	"route.openshift.io/routes create", "route.openshift.io/routes update", "route.openshift.io/routes delete",
 	"route.openshift.io/routes/custom-host create",
+	"monitoring.coreos.com/podmonitors get", "monitoring.coreos.com/podmonitors list", "monitoring.coreos.com/podmonitors watch",
+	"monitoring.coreos.com/podmonitors create", "monitoring.coreos.com/podmonitors update", "monitoring.coreos.com/podmonitors delete",
 }
 
 // manifest is one object of a file in deploy/.

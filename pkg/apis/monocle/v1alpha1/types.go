@@ -112,6 +112,13 @@ type MonocleSpec struct {
 	// +optional
 	Route *RouteSpec `json:"route,omitempty"`
 
+	// Monitoring asks for a prometheus-operator PodMonitor "<name>" (monitoring.coreos.com/v1)
+	// that scrapes the /metrics of the API (port 8080) and of the crawler (port 9001). When
+	// the cluster does not serve the PodMonitor API, the Monitored condition says so and the
+	// rest of the Monocle runs.
+	// +optional
+	Monitoring *MonitoringSpec `json:"monitoring,omitempty"`
+
 	// Config is the content of Monocle's config.yaml: workspaces with their crawlers,
 	// projects, idents and groups, and the optional about and auth sections. Defaults to one
 	// workspace named "demo" with no crawlers. Tokens are never written here: a crawler names
@@ -261,6 +268,19 @@ type IssuerReference struct {
 	// +optional
 	// +kubebuilder:validation:Enum=Issuer;ClusterIssuer
 	Kind string `json:"kind,omitempty"`
+}
+
+// MonitoringSpec is the PodMonitor of a Monocle's API and crawler.
+type MonitoringSpec struct {
+	// Labels go on the PodMonitor, next to the operator's own: the ones the
+	// podMonitorSelector of your Prometheus asks for (often release: <its Helm release>).
+	// +optional
+	Labels map[string]string `json:"labels,omitempty"`
+	// Interval is the scrape interval, a Prometheus duration such as 30s or 1m. Defaults to
+	// the Prometheus's own.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^(0|(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`
+	Interval string `json:"interval,omitempty"`
 }
 
 // HTTPRouteSpec is the Gateway API HTTPRoute that sends the hostnames' traffic, path "/", to
@@ -584,6 +604,10 @@ const (
 	// DiskPressurePercent full: at its flood-stage watermark (95% by default) Elasticsearch
 	// makes the indices read-only, and Monocle then drops crawled documents without a word.
 	ConditionDiskPressure = "DiskPressure"
+	// ConditionMonitored reports the PodMonitor spec.monitoring asks for: True when it
+	// exists, False when the cluster does not serve the PodMonitor API (the rest of the
+	// Monocle runs), and False with reason NotMonitored when spec.monitoring is unset.
+	ConditionMonitored = "Monitored"
 )
 
 // DiskPressurePercent is the share of Elasticsearch's data volume in use above which a

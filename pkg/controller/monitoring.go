@@ -1,0 +1,42 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// ensureMonitoring keeps the PodMonitor spec.monitoring asks for, and deletes it once
+// spec.monitoring is unset, and returns the Monitored condition. The PodMonitor API is
+// optional: a cluster that does not serve it never fails the sync (the condition says so, and
+// discovery syncs the Monocle again when it appears, see optional.go).
+func (c *Controller) ensureMonitoring(ctx context.Context, m *monoclev1alpha1.Monocle) (metav1.Condition, error) {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionMonitored, Status: metav1.ConditionFalse}
+	k, served := c.optional.client(resources.PodMonitorResource)
+	name := resources.PodMonitorName(m)
+	r := resources.PodMonitorResource
+	switch {
+	case m.Spec.Monitoring == nil:
+		cond.Reason, cond.Message = ReasonNotMonitored, "spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"
+		if served {
+			return cond, deleteOwned(ctx, c, m, k, name, "spec.monitoring is unset")
+		}
+		return cond, nil
+	case !served:
+		cond.Reason = ReasonAPINotServed
+		cond.Message = fmt.Sprintf("The cluster does not serve %s.%s/%s (the Prometheus operator's CRDs): no PodMonitor; the Monocle runs without it, and the operator notices when the API appears",
+			r.Resource, r.Group, r.Version)
+		return cond, nil
+	}
+	if _, err := ensure(ctx, c, m, k, resources.NewPodMonitor(m)); err != nil {
+		cond.Reason, cond.Message = ReasonMonitoringFailed, truncate(err.Error())
+		return cond, err
+	}
+	cond.Status, cond.Reason = metav1.ConditionTrue, ReasonMonitored
+	cond.Message = fmt.Sprintf("PodMonitor %s scrapes the /metrics of the API (port http) and of the crawler (port monitoring)", name)
+	return cond, nil
+}

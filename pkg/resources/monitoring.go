@@ -1,0 +1,59 @@
+package resources
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// PodMonitorResource is the prometheus-operator's PodMonitor, monitoring.coreos.com/v1
+// (prometheus-operator API reference, PodMonitor).
+var PodMonitorResource = schema.GroupVersionResource{Group: "monitoring.coreos.com", Version: "v1", Resource: "podmonitors"}
+
+// PodMonitorName is the name of the PodMonitor of Monocle m: "<name>".
+func PodMonitorName(m *monoclev1alpha1.Monocle) string { return m.Name }
+
+// NewPodMonitor builds the PodMonitor "<name>" of spec.monitoring, as an unstructured
+// monitoring.coreos.com/v1 object: it selects this Monocle's API and crawler pods (not
+// Elasticsearch's, which serves no Prometheus metrics) and scrapes /metrics on the port each
+// names: "http" (the API, 8080) and "monitoring" (the crawler, 9001), at spec.monitoring's
+// interval when set; spec.monitoring.labels go on it next to the operator's. Monocle serves
+// both endpoints (monocle-facts: components table). spec.monitoring must be set.
+func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
+	meta := objectMeta(m, PodMonitorName(m), "")
+	delete(meta.Labels, ComponentLabel)
+	labels := map[string]string{}
+	for k, v := range m.Spec.Monitoring.Labels {
+		labels[k] = v
+	}
+	for k, v := range meta.Labels {
+		labels[k] = v
+	}
+	meta.Labels = labels
+	var endpoints []any
+	for _, port := range []string{"http", "monitoring"} {
+		e := map[string]any{"port": port, "path": "/metrics"}
+		if m.Spec.Monitoring.Interval != "" {
+			e["interval"] = m.Spec.Monitoring.Interval
+		}
+		endpoints = append(endpoints, e)
+	}
+	spec := map[string]any{
+		"selector": map[string]any{
+			"matchLabels": map[string]any{NameLabel: "monocle", InstanceLabel: m.Name},
+			"matchExpressions": []any{map[string]any{
+				"key": ComponentLabel, "operator": string(metav1.LabelSelectorOpIn), "values": []any{ComponentAPI, ComponentCrawler},
+			}},
+		},
+		"podMetricsEndpoints": endpoints,
+	}
+	setSpecHash(&meta, spec)
+	u := toUnstructured(&metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: PodMonitorResource.GroupVersion().String(), Kind: "PodMonitor"},
+		ObjectMeta: meta,
+	})
+	u.Object["spec"] = spec
+	return u
+}
