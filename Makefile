@@ -18,6 +18,10 @@ IMAGE ?= quay.io/change-metrics/monocle-operator:dev
 # Integration tests start the local control plane; the first build of its binaries takes
 # about ten minutes, later runs reuse the cache.
 TEST_TIMEOUT ?= 60m
+# promtool, Prometheus's rule checker, built from the Go module proxy at this version into
+# bin/tools (about 8 minutes on 2 cores, once) for the e2e tests of the alert rules.
+PROMTOOL_VERSION := v0.316.0
+PROMTOOL := $(BIN_DIR)/tools/promtool-$(PROMTOOL_VERSION)/promtool
 
 .PHONY: all build test test-unit test-integration generate verify control-plane local cluster-up cluster-down image clean bench
 
@@ -58,9 +62,10 @@ test-unit:
 
 ## test-integration: tests against a real local control plane (integration, e2e, hostile
 ## input), one package at a time: each starts its own control plane, and two at once would
-## compete for the machine's cores. The fault-injection suite runs in test-faults.
-test-integration: control-plane
-	$(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
+## compete for the machine's cores. The fault-injection suite runs in test-faults. The e2e
+## tests also run Prometheus's rule tests on deploy/monitoring with promtool (PROMTOOL).
+test-integration: control-plane $(PROMTOOL)
+	PROMTOOL="$(abspath $(PROMTOOL))" $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
 
 ## test: everything CI runs: verify, unit tests, the control-plane tests, then the
 ## fault-injection suite at full size
@@ -125,6 +130,9 @@ image:
 .PHONY: image-push
 image-push:
 	@$(GO) run ./hack/image-push -layout "$(IMAGE_DIR)/layout" -repo "$(IMAGE_REPO)"
+
+$(PROMTOOL):
+	GOBIN="$(abspath $(dir $(PROMTOOL)))" $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 
 # cyclonedx-gomod, built from the Go module proxy at this version into bin/tools.
 CYCLONEDX_GOMOD_VERSION := v1.9.0

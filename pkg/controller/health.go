@@ -165,6 +165,7 @@ func (h *healthReads) forget(key cache.ObjectName) {
 	h.mu.Lock()
 	delete(h.last, key)
 	h.mu.Unlock()
+	forgetElasticsearch(key)
 }
 
 // read reads the cluster health and disk use of the Elasticsearch at url, records the result
@@ -186,6 +187,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		h.mu.Unlock()
 		return
 	}
+	recordElasticsearch(key, health)
 	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health)
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
@@ -79,6 +81,7 @@ func withConditions(conds []metav1.Condition) *monoclev1alpha1.Monocle {
 // TestElasticsearchHealthIsReadInTheBackground: what Elasticsearch answers, and how it fails,
 // becomes the ElasticsearchHealthy and DiskPressure conditions and the health in the status.
 func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
+	RegisterMetrics()
 	type want struct {
 		healthy, healthyReason, disk, diskReason string
 		message                                  string
@@ -150,6 +153,21 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			if (last.health == nil) != (tc.want.health == nil) || (last.health != nil && !equalHealth(*last.health, *tc.want.health)) {
 				t.Errorf("health %+v, want %+v", last.health, tc.want.health)
 			}
+			// The same in /metrics.
+			monocle := map[string]string{"monocle_namespace": "default", "monocle": "m"}
+			up := gaugeValue(t, "monocle_operator_elasticsearch_up", monocle)
+			if want := tc.want.health != nil; (up == 1) != want {
+				t.Errorf("monocle_operator_elasticsearch_up = %v, want read: %v", up, want)
+			}
+			if h := tc.want.health; h != nil {
+				if v := gaugeValue(t, "monocle_operator_elasticsearch_status", map[string]string{"monocle_namespace": "default", "monocle": "m", "status": h.Status}); v != 1 {
+					t.Errorf("monocle_operator_elasticsearch_status{status=%q} = %v, want 1", h.Status, v)
+				}
+				if v := gaugeValue(t, "monocle_operator_elasticsearch_disk_used_ratio", monocle); v != float64(*h.DiskUsedPercent)/100 {
+					t.Errorf("monocle_operator_elasticsearch_disk_used_ratio = %v, want %v", v, float64(*h.DiskUsedPercent)/100)
+				}
+			}
+			h.forget(cache.MetaObjectToName(m))
 			// Within the interval, no new read.
 			before := len(srv.Requests())
 			h.observe(ctx, m, true)
@@ -158,6 +176,31 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gaugeValue is the value of the gauge series name{labels} in the registry /metrics serves,
+// -1 when there is no such series.
+func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
 }
 
 func equalHealth(a, b monoclev1alpha1.ElasticsearchHealth) bool {

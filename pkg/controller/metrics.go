@@ -3,9 +3,12 @@ package controller
 import (
 	"sync"
 
+	"k8s.io/client-go/tools/cache"
+
 	"k8s.io/component-base/metrics"
 	"k8s.io/component-base/metrics/legacyregistry"
 
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
@@ -44,6 +47,26 @@ var (
 		Help:           "1 when the Monocle's Ready condition is True, else 0.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"monocle_namespace", "monocle"})
+	// The last read of each Monocle's Elasticsearch (health.go), with the labels of
+	// monocleReady.
+	elasticsearchUp = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "elasticsearch_up",
+		Help:           "1 when the operator's last read of the Monocle's Elasticsearch (GET _cluster/health, _cat/allocation) succeeded, else 0.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle"})
+	elasticsearchStatus = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "elasticsearch_status",
+		Help:           "1 for the cluster health (status: green, yellow or red) the Monocle's Elasticsearch last reported, 0 for the others.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle", "status"})
+	elasticsearchDiskUsed = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "elasticsearch_disk_used_ratio",
+		Help:           "The share of the Monocle's Elasticsearch data volume in use (0 to 1), as Elasticsearch last reported it.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle"})
 	// buildInfo follows the Prometheus convention of <program>_build_info (as in
 	// prometheus/common/version): a constant 1 whose labels describe the build.
 	buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -61,9 +84,39 @@ var (
 // version.Info().
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
-		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo)
+		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo,
+			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed)
 		// component-base's metrics record nothing until registered: set after MustRegister.
 		info := version.Info()
 		buildInfo.WithLabelValues(info.Version, info.Commit, info.GoVersion).Set(1)
 	})
+}
+
+// recordElasticsearch sets the Elasticsearch metrics of the Monocle key from a read: health
+// is nil when the read failed.
+func recordElasticsearch(key cache.ObjectName, health *monoclev1alpha1.ElasticsearchHealth) {
+	if health == nil {
+		elasticsearchUp.WithLabelValues(key.Namespace, key.Name).Set(0)
+		return
+	}
+	elasticsearchUp.WithLabelValues(key.Namespace, key.Name).Set(1)
+	for _, status := range []string{"green", "yellow", "red"} {
+		v := 0.0
+		if health.Status == status {
+			v = 1
+		}
+		elasticsearchStatus.WithLabelValues(key.Namespace, key.Name, status).Set(v)
+	}
+	if health.DiskUsedPercent != nil {
+		elasticsearchDiskUsed.WithLabelValues(key.Namespace, key.Name).Set(float64(*health.DiskUsedPercent) / 100)
+	}
+}
+
+// forgetElasticsearch drops the Elasticsearch metrics of a Monocle that is gone.
+func forgetElasticsearch(key cache.ObjectName) {
+	elasticsearchUp.DeleteLabelValues(key.Namespace, key.Name)
+	elasticsearchDiskUsed.DeleteLabelValues(key.Namespace, key.Name)
+	for _, status := range []string{"green", "yellow", "red"} {
+		elasticsearchStatus.DeleteLabelValues(key.Namespace, key.Name, status)
+	}
 }
