@@ -142,6 +142,12 @@ func TestClusterWideInstall(t *testing.T) {
 		if _, n := m.Family("workqueue_depth", `name="monocle"`); n == 0 {
 			t.Error("the leader's /metrics has no workqueue_depth")
 		}
+		// The dashboard of deploy/monitoring reads series the leader serves.
+		for _, name := range dashboardOperatorSeries(t) {
+			if _, n := m.Family(name); n == 0 {
+				t.Errorf("the Grafana dashboard reads %s, which the leader's /metrics does not have", name)
+			}
+		}
 		// A ServiceMonitor scraping this /metrics would rename no label (exported_*).
 		for series := range m {
 			for _, l := range seriesLabel.FindAllStringSubmatch(series, -1) {

@@ -2,9 +2,13 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,5 +156,95 @@ func TestAlertRules(t *testing.T) {
 			continue
 		}
 		t.Logf("promtool %s:\n%s", strings.Join(args, " "), out)
+	}
+}
+
+// grafanaDashboard is deploy/monitoring/grafana-dashboard.json, as far as the tests read it.
+type grafanaDashboard struct {
+	UID    string `json:"uid"`
+	Panels []struct {
+		ID         int    `json:"id"`
+		Title      string `json:"title"`
+		Datasource struct {
+			UID string `json:"uid"`
+		} `json:"datasource"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
+}
+
+func readDashboard(t *testing.T) grafanaDashboard {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "monitoring", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash grafanaDashboard
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	return dash
+}
+
+// dashboardOperatorSeries are the names of the operator's series (its own and client-go's it
+// serves) the dashboard's queries read; TestClusterWideInstall finds each in a leader's
+// /metrics.
+func dashboardOperatorSeries(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for _, p := range readDashboard(t).Panels {
+		for _, q := range p.Targets {
+			for _, name := range operatorSeries.FindAllString(q.Expr, -1) {
+				if !slices.Contains(out, name) {
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// operatorSeries finds the names of the operator's series in a PromQL query.
+var operatorSeries = regexp.MustCompile(`\b(monocle_operator|workqueue|leader_election)_[a-z_]+`)
+
+// TestGrafanaDashboard checks deploy/monitoring/grafana-dashboard.json: panel ids are unique,
+// every panel reads the dashboard's Prometheus data source, and every query is PromQL
+// Prometheus accepts (promtool check rules on the queries made recording rules). That the
+// operator serves the series the queries name is checked on a real scrape, in
+// TestClusterWideInstall.
+func TestGrafanaDashboard(t *testing.T) {
+	dash := readDashboard(t)
+	ids := map[int]bool{}
+	var rules []map[string]any
+	for _, p := range dash.Panels {
+		if ids[p.ID] {
+			t.Errorf("panel id %d is used twice", p.ID)
+		}
+		ids[p.ID] = true
+		if p.Datasource.UID != "${datasource}" || len(p.Targets) == 0 {
+			t.Errorf("panel %q: data source %q, %d queries", p.Title, p.Datasource.UID, len(p.Targets))
+		}
+		for i, q := range p.Targets {
+			rules = append(rules, map[string]any{"record": fmt.Sprintf("dashboard:panel_%d_%d", p.ID, i), "expr": q.Expr})
+		}
+	}
+	if dash.UID == "" || len(rules) == 0 || len(dashboardOperatorSeries(t)) == 0 {
+		t.Fatalf("dashboard uid %q, %d queries, operator series %v", dash.UID, len(rules), dashboardOperatorSeries(t))
+	}
+	promtool := os.Getenv("PROMTOOL")
+	if promtool == "" {
+		t.Skip("PROMTOOL is not set: make test-integration builds promtool and sets it")
+	}
+	file := filepath.Join(t.TempDir(), "dashboard-queries.yaml")
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("promtool check rules on the dashboard's queries: %v\n%s", err, out)
 	}
 }
