@@ -18,6 +18,10 @@ const (
 	// DefaultElasticsearchImage is the Elasticsearch the operator runs by default; Monocle
 	// supports Elasticsearch 7 only.
 	DefaultElasticsearchImage = "docker.elastic.co/elasticsearch/elasticsearch:7.17.26"
+	// DefaultExporterImage is the Elasticsearch exporter spec.elasticsearch.exporter runs by
+	// default (github.com/prometheus-community/elasticsearch_exporter, which supports
+	// Elasticsearch 7).
+	DefaultExporterImage = "quay.io/prometheuscommunity/elasticsearch-exporter:v1.9.0"
 	// DefaultStorageSize is the default size of the Elasticsearch volume.
 	DefaultStorageSize = "1Gi"
 	// DefaultJavaOpts is the default ES_JAVA_OPTS: a 512 MiB heap, half the default limit.
@@ -27,11 +31,13 @@ const (
 	DefaultConfig = "workspaces:\n  - name: demo\n    crawlers: []\n"
 )
 
-// Ports Monocle and Elasticsearch listen on (Monocle 1.11.2 defaults).
+// Ports Monocle and Elasticsearch listen on (Monocle 1.11.2 defaults), and the Elasticsearch
+// exporter (its default, 9114).
 const (
-	APIPort     = 8080
-	CrawlerPort = 9001
-	ElasticPort = 9200
+	APIPort      = 8080
+	CrawlerPort  = 9001
+	ElasticPort  = 9200
+	ExporterPort = 9114
 )
 
 // ConfigDir is where config.yaml is mounted; the ConfigMap is mounted as a directory, never
@@ -74,6 +80,14 @@ func ElasticImage(m *monoclev1alpha1.Monocle) string {
 		return m.Spec.Elasticsearch.Image
 	}
 	return DefaultElasticsearchImage
+}
+
+// ExporterImage is the image of the Elasticsearch exporter container.
+func ExporterImage(m *monoclev1alpha1.Monocle) string {
+	if e := m.Spec.Elasticsearch.Exporter; e != nil && e.Image != "" {
+		return e.Image
+	}
+	return DefaultExporterImage
 }
 
 // ImageTag returns the tag of an image reference ("1.11.2" for

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"fmt"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,6 +94,10 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	containers := []corev1.Container{container}
+	if m.Spec.Elasticsearch.Exporter != nil {
+		containers = append(containers, exporterContainer(m))
+	}
 	podSecurity := restrictedPodSecurityContext()
 	podSecurity.RunAsUser = ptr.To[int64](elasticUID)
 	podSecurity.RunAsGroup = ptr.To[int64](elasticUID)
@@ -120,7 +125,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					InitContainers:                []corev1.Container{initContainer},
-					Containers:                    []corev1.Container{container},
+					Containers:                    containers,
 					Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol},
 					SecurityContext:               podSecurity,
 					AutomountServiceAccountToken:  ptr.To(false),
@@ -147,4 +152,24 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 	}
 	setSpecHash(&s.ObjectMeta, s.Spec)
 	return s
+}
+
+// exporterContainer is the Elasticsearch exporter of spec.elasticsearch.exporter: it reads
+// Elasticsearch over the pod's loopback and serves Prometheus metrics on ExporterPort, port
+// "exporter" (elasticsearch_exporter's --es.uri and --web.listen-address).
+func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
+	return corev1.Container{
+		Name:  "exporter",
+		Image: ExporterImage(m),
+		Args: []string{
+			fmt.Sprintf("--es.uri=http://localhost:%d", ElasticPort),
+			fmt.Sprintf("--web.listen-address=:%d", ExporterPort),
+		},
+		Ports:                    []corev1.ContainerPort{{Name: "exporter", ContainerPort: ExporterPort, Protocol: corev1.ProtocolTCP}},
+		ReadinessProbe:           tcpProbe("exporter", 10, 5, 3),
+		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		SecurityContext:          restrictedContainerSecurityContext(),
+		ImagePullPolicy:          corev1.PullIfNotPresent,
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
 }

@@ -16,9 +16,10 @@ var PodMonitorResource = schema.GroupVersionResource{Group: "monitoring.coreos.c
 func PodMonitorName(m *monoclev1alpha1.Monocle) string { return m.Name }
 
 // NewPodMonitor builds the PodMonitor "<name>" of spec.monitoring, as an unstructured
-// monitoring.coreos.com/v1 object: it selects this Monocle's API and crawler pods (not
-// Elasticsearch's, which serves no Prometheus metrics) and scrapes /metrics on the port each
-// names: "http" (the API, 8080) and "monitoring" (the crawler, 9001), at spec.monitoring's
+// monitoring.coreos.com/v1 object: it selects this Monocle's API and crawler pods, and its
+// Elasticsearch pod when spec.elasticsearch.exporter runs the exporter there (Elasticsearch
+// serves no Prometheus metrics itself), and scrapes /metrics on the port each names: "http"
+// (the API, 8080), "monitoring" (the crawler, 9001), "exporter" (9114), at spec.monitoring's
 // interval when set; spec.monitoring.labels go on it next to the operator's. Monocle serves
 // both endpoints (monocle-facts: components table). spec.monitoring must be set.
 func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
@@ -32,8 +33,12 @@ func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
 		labels[k] = v
 	}
 	meta.Labels = labels
+	components, ports := []any{ComponentAPI, ComponentCrawler}, []string{"http", "monitoring"}
+	if m.Spec.Elasticsearch.Exporter != nil {
+		components, ports = append(components, ComponentElastic), append(ports, "exporter")
+	}
 	var endpoints []any
-	for _, port := range []string{"http", "monitoring"} {
+	for _, port := range ports {
 		e := map[string]any{"port": port, "path": "/metrics"}
 		if m.Spec.Monitoring.Interval != "" {
 			e["interval"] = m.Spec.Monitoring.Interval
@@ -44,7 +49,7 @@ func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
 		"selector": map[string]any{
 			"matchLabels": map[string]any{NameLabel: "monocle", InstanceLabel: m.Name},
 			"matchExpressions": []any{map[string]any{
-				"key": ComponentLabel, "operator": string(metav1.LabelSelectorOpIn), "values": []any{ComponentAPI, ComponentCrawler},
+				"key": ComponentLabel, "operator": string(metav1.LabelSelectorOpIn), "values": components,
 			}},
 		},
 		"podMetricsEndpoints": endpoints,

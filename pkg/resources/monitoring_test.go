@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -70,5 +71,59 @@ func TestPodMonitorScrapesTheAPIAndTheCrawler(t *testing.T) {
 	}
 	if !scraped["api"] || !scraped["crawler"] {
 		t.Errorf("endpoints %+v scrape %v, want the API's port %d and the crawler's %d", spec.PodMetricsEndpoints, scraped, APIPort, CrawlerPort)
+	}
+}
+
+// TestElasticsearchExporter: spec.elasticsearch.exporter adds the exporter beside
+// Elasticsearch (reading it over the pod's loopback, restricted like the others, the default
+// image pinned), the PodMonitor then selects the Elasticsearch pod and scrapes the exporter's
+// port, and the NetworkPolicy admits that port; without it, none of that.
+func TestElasticsearchExporter(t *testing.T) {
+	m := &monoclev1alpha1.Monocle{}
+	m.Name, m.Namespace = "demo", "ns"
+	m.Spec.Monitoring = &monoclev1alpha1.MonitoringSpec{}
+	if n := len(NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template.Spec.Containers); n != 1 {
+		t.Fatalf("without the exporter: %d containers", n)
+	}
+	if rules := NewNetworkPolicy(m, "").Spec.Ingress; len(rules) != 2 {
+		t.Errorf("without the exporter: %d ingress rules", len(rules))
+	}
+
+	m.Spec.Elasticsearch.Exporter = &monoclev1alpha1.ElasticsearchExporter{}
+	pod := NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template
+	if len(pod.Spec.Containers) != 2 {
+		t.Fatalf("with the exporter: containers %v", pod.Spec.Containers)
+	}
+	e := pod.Spec.Containers[1]
+	if e.Image != DefaultExporterImage || ImageTag(e.Image) == "latest" || !slices.Contains(e.Args, "--es.uri=http://localhost:9200") ||
+		len(e.Ports) != 1 || e.Ports[0].Name != "exporter" || e.Ports[0].ContainerPort != ExporterPort {
+		t.Errorf("exporter container %+v", e)
+	}
+	if sc := e.SecurityContext; sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+		t.Errorf("exporter security context %+v, want the restricted one", e.SecurityContext)
+	}
+
+	var spec struct {
+		Selector            metav1.LabelSelector `json:"selector"`
+		PodMetricsEndpoints []struct {
+			Port string `json:"port"`
+		} `json:"podMetricsEndpoints"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(NewPodMonitor(m).Object["spec"].(map[string]any), &spec); err != nil {
+		t.Fatal(err)
+	}
+	if !mustSelector(t, &spec.Selector).Matches(labels.Set(pod.Labels)) {
+		t.Error("the PodMonitor does not select the Elasticsearch pod")
+	}
+	if !slices.ContainsFunc(spec.PodMetricsEndpoints, func(p struct {
+		Port string `json:"port"`
+	}) bool {
+		return p.Port == "exporter"
+	}) {
+		t.Errorf("the PodMonitor's endpoints %+v do not scrape the exporter", spec.PodMetricsEndpoints)
+	}
+	rules := NewNetworkPolicy(m, "").Spec.Ingress
+	if last := rules[len(rules)-1]; len(rules) != 3 || last.Ports[0].Port.IntValue() != ExporterPort || len(last.From) != 0 {
+		t.Errorf("NetworkPolicy rules %+v, want the exporter's port admitted from everywhere", rules)
 	}
 }

@@ -23,6 +23,8 @@ func NetworkPolicyName(m *monoclev1alpha1.Monocle) string { return m.Name }
 //   - When the operator runs in the cluster, in namespace operatorNamespace (not ""), its
 //     pods (app.kubernetes.io/name=monocle-operator there, as deploy/ and the Helm chart
 //     label them) are admitted to port 9200 too: the operator reads Elasticsearch's health.
+//   - With spec.elasticsearch.exporter, the exporter's port 9114 admits every source, as the
+//     API's does: Prometheus runs in a namespace the operator does not know.
 //   - The API's port 8080 admits every source: the web UI's users come through an Ingress
 //     controller, a Gateway or an OpenShift router that run in namespaces the operator does
 //     not know, and the crawler of this Monocle reaches it too. No other port of those pods is
@@ -55,6 +57,13 @@ func NewNetworkPolicy(m *monoclev1alpha1.Monocle, operatorNamespace string) *net
 				},
 			},
 		},
+	}
+	if m.Spec.Elasticsearch.Exporter != nil {
+		// The exporter's metrics go to a Prometheus of a namespace the operator does not
+		// know; they are Elasticsearch's statistics, not its documents.
+		p.Spec.Ingress = append(p.Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+			Ports: []networkingv1.NetworkPolicyPort{{Protocol: tcp, Port: ptr.To(intstr.FromInt32(ExporterPort))}},
+		})
 	}
 	if operatorNamespace != "" {
 		p.Spec.Ingress[0].From = append(p.Spec.Ingress[0].From, networkingv1.NetworkPolicyPeer{

@@ -67,6 +67,20 @@ func TestMonitoring(t *testing.T) {
 		return nil
 	})
 
+	// The Elasticsearch exporter: a sidecar in the Elasticsearch pod, scraped by the PodMonitor.
+	patchMonocle(t, ns, `{"spec":{"elasticsearch":{"exporter":{}}}}`)
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the exporter running and scraped", func() error {
+		containers, err := env.Kubectl.Run(ctx, "get", "-n", ns, "statefulset/m-elastic", "-o", "jsonpath={.spec.template.spec.containers[*].name}")
+		if err != nil || containers != "elastic exporter" {
+			return fmt.Errorf("StatefulSet containers %q (%v)", containers, err)
+		}
+		if ports := jsonpath(t, ns, "podmonitors.monitoring.coreos.com/m", "{.spec.podMetricsEndpoints[*].port}"); ports != "http monitoring exporter" {
+			return fmt.Errorf("PodMonitor ports %q", ports)
+		}
+		return nil
+	})
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, controller.ReasonAllComponentsReady)
+
 	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/m", "--type=json", "-p", `[{"op":"remove","path":"/spec/monitoring"}]`)
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, controller.ReasonNotMonitored)
 	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "the PodMonitor deleted", func() error {

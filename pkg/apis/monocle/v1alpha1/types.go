@@ -389,6 +389,24 @@ type ElasticsearchSpec struct {
 	// of 100m CPU and 1Gi memory and a 1Gi memory limit.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// Exporter, when set, runs the Prometheus community's Elasticsearch exporter in the
+	// Elasticsearch pod, beside Elasticsearch: it serves Elasticsearch's own metrics on port
+	// 9114 (named "exporter"), which spec.monitoring's PodMonitor then scrapes and the
+	// NetworkPolicy admits. Off by default; setting or unsetting it restarts the Elasticsearch
+	// pod once.
+	// +optional
+	Exporter *ElasticsearchExporter `json:"exporter,omitempty"`
+}
+
+// ElasticsearchExporter is the Elasticsearch exporter sidecar
+// (github.com/prometheus-community/elasticsearch_exporter).
+type ElasticsearchExporter struct {
+	// Image is the exporter image. Defaults to
+	// quay.io/prometheuscommunity/elasticsearch-exporter:v1.9.0.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
+	Image string `json:"image,omitempty"`
 }
 
 // MonocleStatus is the state of a Monocle as the operator last observed it.
