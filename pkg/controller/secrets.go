@@ -293,14 +293,7 @@ type keyring struct {
 // need not be asked first, and a new Monocle's keys cost one request. Otherwise the keys come
 // from the cache, or from the API server when the cache lacks some (ensureLiveKeys).
 func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
-	cached := func(name string) (*corev1.Secret, error) {
-		s, err := c.secretsLister.Secrets(m.Namespace).Get(name)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading Secret %s from the cache: %w", name, err)
-		}
-		return controlledSecret(s, err, m), nil
-	}
-	primary, backup, err := keySecrets(m, cached)
+	primary, backup, err := keySecrets(m, controlledReader(m, " from the cache", c.secretsLister.Secrets(m.Namespace).Get))
 	if err != nil {
 		return keyring{}, err
 	}
@@ -333,14 +326,9 @@ func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle,
 // behind it: after a restart an informer can lag for minutes), generates only the keys
 // neither holds, and writes the backup Secret.
 func (c *Controller) ensureLiveKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
-	live := func(name string) (*corev1.Secret, error) {
-		s, err := c.secrets.read(ctx, m.Namespace, name)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("reading Secret %s: %w", name, err)
-		}
-		return controlledSecret(s, err, m), nil
-	}
-	primary, backup, err := keySecrets(m, live)
+	primary, backup, err := keySecrets(m, controlledReader(m, "", func(name string) (*corev1.Secret, error) {
+		return c.secrets.read(ctx, m.Namespace, name)
+	}))
 	if err != nil {
 		return keyring{}, err
 	}
@@ -392,6 +380,18 @@ func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Mon
 			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(k.missing, ", "))
 	}
 	return secret, err
+}
+
+// controlledReader reads Secrets with get and returns the one m controls, or nil for one
+// that is missing or that m does not control; its errors say "reading Secret <name><where>".
+func controlledReader(m *monoclev1alpha1.Monocle, where string, get func(name string) (*corev1.Secret, error)) func(name string) (*corev1.Secret, error) {
+	return func(name string) (*corev1.Secret, error) {
+		s, err := get(name)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("reading Secret %s%s: %w", name, where, err)
+		}
+		return controlledSecret(s, err, m), nil
+	}
 }
 
 // controlledSecret is s when the read that returned s and err found it and m controls it,

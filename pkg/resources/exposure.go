@@ -181,17 +181,29 @@ func NewAPIRoute(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
 		spec["host"] = m.Spec.Route.Host
 	}
 	meta := objectMeta(m, RouteName(m), ComponentAPI)
+	return unstructuredObject(RouteResource, "Route", withUserLabels(meta, m.Spec.Route.Labels), spec)
+}
+
+// withUserLabels returns meta with labels the user asked for added to the operator's, which
+// win where both name a key.
+func withUserLabels(meta metav1.ObjectMeta, user map[string]string) metav1.ObjectMeta {
 	labels := map[string]string{}
-	for k, v := range m.Spec.Route.Labels {
+	for k, v := range user {
 		labels[k] = v
 	}
 	for k, v := range meta.Labels {
 		labels[k] = v
 	}
 	meta.Labels = labels
+	return meta
+}
+
+// unstructuredObject is an object of an optional API the builders make without its Go types:
+// kind of resource, with meta and spec, and the spec hash.
+func unstructuredObject(resource schema.GroupVersionResource, kind string, meta metav1.ObjectMeta, spec map[string]any) *unstructured.Unstructured {
 	setSpecHash(&meta, spec)
 	u := toUnstructured(&metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: RouteResource.GroupVersion().String(), Kind: "Route"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: resource.GroupVersion().String(), Kind: kind},
 		ObjectMeta: meta,
 	})
 	u.Object["spec"] = spec

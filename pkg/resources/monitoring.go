@@ -25,14 +25,6 @@ func PodMonitorName(m *monoclev1alpha1.Monocle) string { return m.Name }
 func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
 	meta := objectMeta(m, PodMonitorName(m), "")
 	delete(meta.Labels, ComponentLabel)
-	labels := map[string]string{}
-	for k, v := range m.Spec.Monitoring.Labels {
-		labels[k] = v
-	}
-	for k, v := range meta.Labels {
-		labels[k] = v
-	}
-	meta.Labels = labels
 	components, ports := []any{ComponentAPI, ComponentCrawler}, []string{"http", "monitoring"}
 	if m.Spec.Elasticsearch.Exporter != nil {
 		components, ports = append(components, ComponentElastic), append(ports, "exporter")
@@ -54,11 +46,5 @@ func NewPodMonitor(m *monoclev1alpha1.Monocle) *unstructured.Unstructured {
 		},
 		"podMetricsEndpoints": endpoints,
 	}
-	setSpecHash(&meta, spec)
-	u := toUnstructured(&metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: PodMonitorResource.GroupVersion().String(), Kind: "PodMonitor"},
-		ObjectMeta: meta,
-	})
-	u.Object["spec"] = spec
-	return u
+	return unstructuredObject(PodMonitorResource, "PodMonitor", withUserLabels(meta, m.Spec.Monitoring.Labels), spec)
 }
