@@ -278,7 +278,8 @@ type keyring struct {
 }
 
 // ensureKeys settles m's generated keys and writes their copy, the Secret "<name>-api-keys";
-// ensureAPISecret then writes the Secret "<name>-api". A key keeps the valid value
+// ensureAPISecret then writes the Secret "<name>-api" (not when the copy could not be
+// written: the keyring is then empty). A key keeps the valid value
 // (resources.ValidKey) the Secret holds, whoever last wrote it (a user, or the earlier
 // operator, whose CRAWLERS_API_KEY has 24 characters), so editing "<name>-api" rotates a key;
 // a key removed from "<name>-api" comes back with its value from the copy, and the other way
@@ -299,8 +300,10 @@ func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle,
 	}
 	keys, missing := keysFrom(primary, backup)
 	if len(missing) == 0 {
-		_, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys))
-		return keyring{keys: keys}, err
+		if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
+			return keyring{}, err
+		}
+		return keyring{keys: keys}, nil
 	}
 	if primary != nil || backup != nil || adopting || m.Status.ObservedGeneration > 0 {
 		return c.ensureLiveKeys(ctx, m, adopting)
@@ -338,9 +341,10 @@ func (c *Controller) ensureLiveKeys(ctx context.Context, m *monoclev1alpha1.Mono
 	}
 	// The earlier operator's Secret lacks MONOCLE_JWK_GEN_KEY: generating it while adopting
 	// is no loss.
-	k := keyring{keys: keys, missing: missing, hadKeys: !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)}
-	_, err = ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys))
-	return k, err
+	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
+		return keyring{}, err
+	}
+	return keyring{keys: keys, missing: missing, hadKeys: !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)}, nil
 }
 
 // generateKeys sets each key of missing in keys to a new value read from random.
