@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -957,5 +959,33 @@ func TestStatusOnlyChangesAreCoalesced(t *testing.T) {
 	c.handleObjectUpdate(ready, scaled)
 	if n := c.queue.Len(); n != 1 {
 		t.Errorf("a spec change (drift) waited: %d keys queued, want 1 at once", n)
+	}
+}
+
+// A keys' copy that cannot be written holds back the write of <name>-api: the copy is always
+// written first.
+func TestKeysCopyFailureHoldsTheSecret(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	// demo-api lost a key (its copy has it) and the copy drifted: both need a write.
+	delete(find[*corev1.Secret](objects, "demo-api").Data, resources.JWKGenKeyKey)
+	delete(find[*corev1.Secret](objects, "demo-api-keys").Labels, resources.InstanceLabel)
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	c := f.newController()
+	f.kubeclient.PrependReactor("update", "secrets", func(a core.Action) (bool, runtime.Object, error) {
+		if a.(core.UpdateAction).GetObject().(*corev1.Secret).Name == "demo-api-keys" {
+			return true, nil, apierrors.NewForbidden(corev1.Resource("secrets"), "demo-api-keys", errors.New("denied"))
+		}
+		return false, nil, nil
+	})
+	_, ctx := ktesting.NewTestContext(t)
+	if err := c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name}); err == nil {
+		t.Error("the sync hid the failed write of the copy")
+	}
+	for _, a := range writes(f.kubeclient.Actions()) {
+		if a.GetResource().Resource == "secrets" && actionName(a) == "demo-api" {
+			t.Errorf("%s although the copy could not be written", strings.Join(describe([]core.Action{a}), ""))
+		}
 	}
 }
