@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -230,10 +231,18 @@ func mebibytes(n int64) *resource.Quantity {
 }
 
 // healthConditions are the ElasticsearchHealthy and DiskPressure conditions for the last
-// read r of m's Elasticsearch; elasticReady says whether Elasticsearch has a ready pod.
+// read r of m's Elasticsearch; elasticReady says whether Elasticsearch has a ready pod. Until
+// this process has read it (an operator that just started, or one whose reads wait for a
+// slot), the conditions an earlier read left in m's status stand: "not read yet" is no news,
+// and writing it would flap every Monocle's status at each start.
 func healthConditions(m *monoclev1alpha1.Monocle, r healthRead, elasticReady bool) []metav1.Condition {
 	healthy := metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown}
 	disk := metav1.Condition{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionUnknown}
+	if elasticReady && r.done.IsZero() {
+		if was := earlierHealth(m); was != nil {
+			return was
+		}
+	}
 	switch {
 	case !elasticReady:
 		healthy.Reason, healthy.Message = ReasonElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
@@ -272,4 +281,18 @@ func healthConditions(m *monoclev1alpha1.Monocle, r healthRead, elasticReady boo
 			used, monoclev1alpha1.DiskPressurePercent)
 	}
 	return []metav1.Condition{healthy, disk}
+}
+
+// earlierHealth returns the ElasticsearchHealthy and DiskPressure conditions of m's status
+// when a read made them (not while Elasticsearch had no ready pod), else nil.
+func earlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {
+	var out []metav1.Condition
+	for _, typ := range []string{monoclev1alpha1.ConditionElasticsearchHealthy, monoclev1alpha1.ConditionDiskPressure} {
+		c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
+		if c == nil || c.Reason == ReasonElasticsearchNotReady {
+			return nil
+		}
+		out = append(out, *c)
+	}
+	return out
 }

@@ -338,3 +338,45 @@ func testkitEventually(t *testing.T, cond func() bool) {
 	}
 	t.Fatal("not true after 30 s")
 }
+
+// TestRestartKeepsEarlierHealth: an operator that has not read a Monocle's Elasticsearch yet
+// (it just started, and every read slot is taken) keeps the health an earlier read left in
+// the status, and writes nothing: "not read yet" is no news. Before, every Monocle's status
+// flapped to ElasticsearchUnreachable and back at each start (seen as failed status writes
+// in the fault suite's API server outage).
+func TestRestartKeepsEarlierHealth(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, m, _ := readingFixture(ctx, t, time.Hour)
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+	c := f.controller
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, shutdown := c.queue.Get(); shutdown {
+		t.Fatal("queue shut down")
+	}
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	w := writes(f.client.Actions())
+	if len(w) != 1 {
+		t.Fatalf("writes %v, want the status with the health", describe(w))
+	}
+	read := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle)
+
+	// A new operator process: the Monocle as the first one left it, no read yet, and no slot.
+	g := newFixture(t)
+	g.monocles = []*monoclev1alpha1.Monocle{read}
+	g.kubeobjects = f.kubeobjects
+	restarted := g.newController()
+	restarted.ReadOperands(ctx, OperandOptions{Interval: time.Hour, Timeout: time.Second, MaxReads: 1, DialAddress: "127.0.0.1:1"})
+	restarted.health.slots <- struct{}{}
+	if err := restarted.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if w := writes(g.client.Actions()); len(w) != 0 {
+		status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
+		t.Errorf("a restarted operator wrote the status before reading Elasticsearch: ElasticsearchHealthy %+v",
+			condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy))
+	}
+}

@@ -258,7 +258,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		last, pending := c.health.observe(ctx, m, elasticReady)
-		obs.elasticsearchHealth, obs.holdStatus = last.health, pending
+		// Only a Monocle whose health no read has reported yet waits for the first.
+		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
 	}
 
