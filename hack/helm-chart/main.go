@@ -1,7 +1,9 @@
 // Command helm-chart writes the parts of the Helm chart deploy/helm/monocle-operator that are
 // copies of deploy/, so the chart cannot drift from it: the CRD (crds/, as deploy/01-crd.yaml),
-// the rules of the operator's ClusterRole (files/operator-rules.yaml, from deploy/02-rbac.yaml)
-// and the aggregated user roles (files/aggregated-roles.yaml, deploy/02-rbac-aggregated.yaml).
+// the rules of the operator's ClusterRole (files/operator-rules.yaml, from deploy/02-rbac.yaml),
+// the aggregated user roles (files/aggregated-roles.yaml, deploy/02-rbac-aggregated.yaml) and
+// the alert rules (files/prometheus-rules.yaml, the spec.groups of
+// deploy/monitoring/prometheusrule.yaml).
 // hack/update-codegen.sh runs it from the repository root; hack/verify-codegen.sh fails when
 // its output is stale.
 package main
@@ -43,10 +45,15 @@ func run(root string) error {
 	if err != nil {
 		return err
 	}
+	alerts, err := alertGroups(filepath.Join(root, "deploy", "monitoring", "prometheusrule.yaml"))
+	if err != nil {
+		return err
+	}
 	for name, content := range map[string][]byte{
 		"crds/monocles.monocle.monocle.change-metrics.io.yaml": crd,
 		"files/operator-rules.yaml":                            rules,
 		"files/aggregated-roles.yaml":                          aggregated,
+		"files/prometheus-rules.yaml":                          alerts,
 	} {
 		path := filepath.Join(root, chart, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -76,4 +83,25 @@ func operatorRules(path string) ([]byte, error) {
 		}
 	}
 	return nil, fmt.Errorf("%s has no ClusterRole monocle-operator", path)
+}
+
+// alertGroups returns the spec.groups of the PrometheusRule file path, as a YAML list.
+func alertGroups(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rule struct {
+		Kind string `json:"kind"`
+		Spec struct {
+			Groups []any `json:"groups"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal(b, &rule); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if rule.Kind != "PrometheusRule" || len(rule.Spec.Groups) == 0 {
+		return nil, fmt.Errorf("%s has no PrometheusRule with groups", path)
+	}
+	return yaml.Marshal(rule.Spec.Groups)
 }

@@ -7,6 +7,7 @@ package test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -26,11 +27,17 @@ const chartDir = "../monocle-operator"
 // "monocle-operator" with the given values, and returns the manifests by template name.
 func render(t *testing.T, values map[string]any) map[string]string {
 	t.Helper()
+	return renderRelease(t, "monocle-operator", values)
+}
+
+// renderRelease is render for the release named release.
+func renderRelease(t *testing.T, release string, values map[string]any) map[string]string {
+	t.Helper()
 	c, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "monocle-operator", Namespace: "monocle-operator", IsInstall: true}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: release, Namespace: "monocle-operator", IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +177,35 @@ func TestTemplate(t *testing.T) {
 	}
 	if sm["metadata"].(map[string]any)["labels"].(map[string]any)["release"] != "prom" {
 		t.Errorf("ServiceMonitor labels %v lack metrics.serviceMonitor.labels", sm["metadata"].(map[string]any)["labels"])
+	}
+
+	// The PrometheusRule is deploy/monitoring's, watching the Lease this release's operator
+	// leads (--leader-election-id).
+	if kinds(all)["PrometheusRule"] != 0 {
+		t.Error("default values render a PrometheusRule")
+	}
+	alerting := objects(t, renderRelease(t, "team", map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{
+		"enabled": true, "labels": map[string]any{"release": "prom"}}}}))
+	var leaseID string
+	for _, a := range find(t, alerting, "Deployment")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["args"].([]any) {
+		if id, ok := strings.CutPrefix(a.(string), "--leader-election-id="); ok {
+			leaseID = id
+		}
+	}
+	raw, err := os.ReadFile("../../monitoring/prometheusrule.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployRule map[string]any
+	if err := yaml.Unmarshal([]byte(strings.ReplaceAll(string(raw), `name="monocle-operator"`, `name="`+leaseID+`"`)), &deployRule); err != nil {
+		t.Fatal(err)
+	}
+	rule := find(t, alerting, "PrometheusRule")
+	if leaseID == "" || leaseID == "monocle-operator" || !reflect.DeepEqual(rule["spec"], deployRule["spec"]) {
+		t.Errorf("release team (Lease %q): the chart's PrometheusRule spec differs from deploy/monitoring's with that Lease name:\n%v\nwant\n%v", leaseID, rule["spec"], deployRule["spec"])
+	}
+	if rule["metadata"].(map[string]any)["labels"].(map[string]any)["release"] != "prom" {
+		t.Errorf("PrometheusRule labels %v lack metrics.prometheusRule.labels", rule["metadata"].(map[string]any)["labels"])
 	}
 
 	namespaced := objects(t, render(t, map[string]any{"watchNamespaces": []any{"team-a", "team-b"}}))
