@@ -28,20 +28,26 @@ const (
 )
 
 // FakeElasticsearch stands for every Monocle's Elasticsearch in a test cluster, where kwok
-// runs no container: the operator, given FakeElasticsearch.Flag, sends its reads here, and the
-// fake answers each by the Host of the request ("<name>-elastic.<namespace>.svc:9200"). It
-// answers ElasticYellow and Allocation40 unless a test sets another answer for a namespace.
+// runs no container: the operator, given FakeElasticsearch.Flag, sends its requests here, and
+// the fake answers each by the Host of the request ("<name>-elastic.<namespace>.svc:9200").
+// GET _cluster/health and GET _cat/allocation answer ElasticYellow and Allocation40 unless a
+// test sets another answer for a namespace (Answer). The snapshot, restore and index calls of
+// package elastic work on a state the fake keeps per Elasticsearch, that is per namespace and
+// Monocle name (see elastic_state.go: SetIndices, Snapshots, Restores and the other methods).
 // It listens on loopback only.
 type FakeElasticsearch struct {
 	server *httptest.Server
-	mu     sync.Mutex
+	// mu guards answers and states.
+	mu sync.Mutex
 	// answers are by namespace.
 	answers map[string]ElasticAnswer
+	// states are by Elasticsearch; created on first use.
+	states map[esKey]*esState
 }
 
 // StartFakeElasticsearch starts a FakeElasticsearch; Close stops it.
 func StartFakeElasticsearch() *FakeElasticsearch {
-	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}}
+	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}}
 	f.server = httptest.NewServer(http.HandlerFunc(f.serve))
 	return f
 }
@@ -93,7 +99,10 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(a.Allocation))
 	default:
+		if f.serveState(w, r) {
+			return
+		}
 		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"error":{"type":"fake","reason":"the fake answers _cluster/health and _cat/allocation only"},"status":404}`))
+		_, _ = w.Write([]byte(`{"error":{"type":"fake","reason":"the fake does not answer this request"},"status":404}`))
 	}
 }

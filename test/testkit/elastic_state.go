@@ -1,0 +1,340 @@
+package testkit
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"maps"
+	"net"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// This file holds the state FakeElasticsearch keeps per Elasticsearch (indices, snapshot
+// repositories, snapshots, restores) and the methods tests read and set it with;
+// elastic_api.go answers the requests of package elastic from it.
+
+// Snapshot states of Elasticsearch 7.17 (Get snapshot API) that FakeSnapshot.State and
+// SnapshotOutcome take.
+const (
+	SnapshotSuccess    = "SUCCESS"
+	SnapshotInProgress = "IN_PROGRESS"
+	SnapshotFailed     = "FAILED"
+	SnapshotPartial    = "PARTIAL"
+)
+
+// FakeIndex is an index of a fake Elasticsearch, as Indices reports it.
+type FakeIndex struct {
+	Name string
+	// Open is false for a closed index (POST <index>/_close).
+	Open bool
+	// Docs is its document count (docs.count of GET _cat/indices, null there while closed).
+	Docs int64
+}
+
+// FakeSnapshot is a snapshot of a fake Elasticsearch, as Snapshots reports it and
+// PutSnapshot takes it.
+type FakeSnapshot struct {
+	Name string
+	// UUID is Elasticsearch's id of the snapshot; PutSnapshot makes one up when empty.
+	UUID string
+	// State is SnapshotSuccess, SnapshotInProgress, SnapshotFailed or SnapshotPartial;
+	// PutSnapshot reads "" as SnapshotSuccess.
+	State string
+	// Reason says why a FAILED or PARTIAL snapshot failed; empty otherwise.
+	Reason string
+	// Indices are the indices it holds, sorted.
+	Indices []string
+	// Start and End are when it started and finished, in UTC to the millisecond; End is
+	// zero while IN_PROGRESS. PutSnapshot reads a zero Start as now and a zero End of a
+	// finished snapshot as Start.
+	Start, End time.Time
+	// Docs are the document counts of its indices when it was taken: a restore gives each
+	// restored index its count from here (0 when absent).
+	Docs map[string]int64
+}
+
+// Sizes the fake reports, in bytes: an index's store.size in GET _cat/indices is
+// fakeStoreBytesPerDoc per document plus fakeStoreBytesBase, and a snapshot's
+// stats.total.size_in_bytes in GET _snapshot/<repo>/<snapshot>/_status is
+// FakeSnapshotBytesPerIndex per index, over fakeSnapshotFilesPerIndex files.
+const (
+	fakeStoreBytesBase        = 4096
+	fakeStoreBytesPerDoc      = 1024
+	fakeSnapshotFilesPerIndex = 4
+	// FakeSnapshotBytesPerIndex is what each index adds to the size FakeElasticsearch
+	// reports for a snapshot (elastic.Client.SnapshotSize): 1 MiB.
+	FakeSnapshotBytesPerIndex = 1 << 20
+)
+
+// esKey names one Elasticsearch: the namespace and name of its Monocle, from the Host
+// "<name>-elastic.<namespace>.svc[:port]"; both empty for a Host not of that shape.
+type esKey struct{ namespace, monocle string }
+
+// keyOf returns the key of the Elasticsearch a request with Host host is for.
+func keyOf(host string) esKey {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) == 3 && parts[2] == "svc" && strings.HasSuffix(parts[0], "-elastic") {
+		if name := strings.TrimSuffix(parts[0], "-elastic"); name != "" && parts[1] != "" {
+			return esKey{namespace: parts[1], monocle: name}
+		}
+	}
+	return esKey{}
+}
+
+// esState is the state of one fake Elasticsearch.
+type esState struct {
+	indices map[string]*fakeIndex
+	// repos are the registered repositories, by name.
+	repos map[string]fakeRepo
+	// snapshots are by repository name, then snapshot name. They are kept apart from repos
+	// as a repository's storage (a directory, a bucket) outlives its registration: a test
+	// can seed snapshots before the operator registers the repository.
+	snapshots map[string]map[string]*FakeSnapshot
+	// restores counts the accepted restores by repository and snapshot name.
+	restores map[[2]string]int
+	// outcome and outcomeReason are the state and reason of new snapshots; "" is SUCCESS.
+	outcome, outcomeReason string
+	// verifyFailure, when not empty, is the reason repository verification fails with.
+	verifyFailure string
+	// hold makes restores accepted while it is set stay in progress until it is cleared.
+	hold bool
+}
+
+type fakeIndex struct {
+	uuid string
+	open bool
+	docs int64
+	// recovering is set on an index restored while restores were held.
+	recovering bool
+}
+
+type fakeRepo struct {
+	typ      string
+	settings map[string]string
+}
+
+// state returns the state of Elasticsearch k, creating it. f.mu must be held.
+func (f *FakeElasticsearch) state(k esKey) *esState {
+	s := f.states[k]
+	if s == nil {
+		s = &esState{
+			indices:   map[string]*fakeIndex{},
+			repos:     map[string]fakeRepo{},
+			snapshots: map[string]map[string]*FakeSnapshot{},
+			restores:  map[[2]string]int{},
+		}
+		f.states[k] = s
+	}
+	return s
+}
+
+// with runs fn on the state of the Elasticsearch of Monocle monocle in namespace, under the
+// fake's lock.
+func (f *FakeElasticsearch) with(namespace, monocle string, fn func(s *esState)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f.state(esKey{namespace: namespace, monocle: monocle}))
+}
+
+// SetIndices makes indices the indices of the Elasticsearch of Monocle monocle in
+// namespace, replacing those it had: each open, with no document.
+func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...string) {
+	f.with(namespace, monocle, func(s *esState) {
+		s.indices = map[string]*fakeIndex{}
+		for _, name := range indices {
+			s.indices[name] = &fakeIndex{uuid: newUUID(), open: true}
+		}
+	})
+}
+
+// SetDocs sets the document count of an index of the Elasticsearch of Monocle monocle in
+// namespace, creating the index, open, when it does not exist.
+func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64) {
+	f.with(namespace, monocle, func(s *esState) {
+		ix := s.indices[index]
+		if ix == nil {
+			ix = &fakeIndex{uuid: newUUID(), open: true}
+			s.indices[index] = ix
+		}
+		ix.docs = docs
+	})
+}
+
+// Indices returns the indices of the Elasticsearch of Monocle monocle in namespace, sorted
+// by name.
+func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
+	var out []FakeIndex
+	f.with(namespace, monocle, func(s *esState) {
+		for name, ix := range s.indices {
+			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs})
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Repository returns the type ("fs", "s3") and settings of the snapshot repository name
+// registered in the Elasticsearch of Monocle monocle in namespace (PUT _snapshot/<name>),
+// and whether it is registered. Settings are strings, as Elasticsearch returns them.
+func (f *FakeElasticsearch) Repository(namespace, monocle, name string) (typ string, settings map[string]string, ok bool) {
+	f.with(namespace, monocle, func(s *esState) {
+		var r fakeRepo
+		if r, ok = s.repos[name]; ok {
+			typ, settings = r.typ, maps.Clone(r.settings)
+		}
+	})
+	return typ, settings, ok
+}
+
+// Snapshots returns the snapshots stored under repository name repo in the Elasticsearch of
+// Monocle monocle in namespace, sorted by start then name, whether the repository is
+// registered or not (see PutSnapshot).
+func (f *FakeElasticsearch) Snapshots(namespace, monocle, repo string) []FakeSnapshot {
+	var out []FakeSnapshot
+	f.with(namespace, monocle, func(s *esState) {
+		for _, snap := range sortedSnapshots(s.snapshots[repo]) {
+			out = append(out, cloneSnapshot(*snap))
+		}
+	})
+	return out
+}
+
+// PutSnapshot stores snapshot snap under repository name repo in the Elasticsearch of
+// Monocle monocle in namespace, replacing one of the same name, as if another Elasticsearch
+// (another Monocle) had written it to a repository both share, such as an S3 bucket. The
+// repository need not be registered: the snapshot is kept under the repository's name and
+// shows through the snapshot APIs once the operator registers a repository of that name,
+// whatever its settings. Fields left zero are filled as FakeSnapshot says.
+func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap FakeSnapshot) {
+	snap = cloneSnapshot(snap)
+	if snap.UUID == "" {
+		snap.UUID = newUUID()
+	}
+	if snap.State == "" {
+		snap.State = SnapshotSuccess
+	}
+	if snap.Start.IsZero() {
+		snap.Start = fakeNow()
+	}
+	snap.Start = snap.Start.UTC().Truncate(time.Millisecond)
+	switch {
+	case snap.State == SnapshotInProgress:
+		snap.End = time.Time{}
+	case snap.End.IsZero():
+		snap.End = snap.Start
+	default:
+		snap.End = snap.End.UTC().Truncate(time.Millisecond)
+	}
+	sort.Strings(snap.Indices)
+	f.with(namespace, monocle, func(s *esState) {
+		s.repoSnapshots(repo)[snap.Name] = &snap
+	})
+}
+
+// Restores returns how many restores of snapshot snapshot of repository repo the
+// Elasticsearch of Monocle monocle in namespace accepted (POST
+// _snapshot/<repo>/<snapshot>/_restore answered {"accepted":true}).
+func (f *FakeElasticsearch) Restores(namespace, monocle, repo, snapshot string) int {
+	var n int
+	f.with(namespace, monocle, func(s *esState) { n = s.restores[[2]string{repo, snapshot}] })
+	return n
+}
+
+// SnapshotOutcome sets the state, and the reason, that snapshots the Elasticsearch of
+// Monocle monocle in namespace creates from now on get: SnapshotInProgress (until
+// FinishSnapshots), SnapshotFailed or SnapshotPartial with reason (a FAILED snapshot has
+// all its shards failed, a PARTIAL one a single shard), or "" (the default) for
+// SnapshotSuccess.
+// The create snapshot call is accepted in every case, as Elasticsearch accepts a snapshot
+// with wait_for_completion=false before it fails.
+func (f *FakeElasticsearch) SnapshotOutcome(namespace, monocle, state, reason string) {
+	f.with(namespace, monocle, func(s *esState) { s.outcome, s.outcomeReason = state, reason })
+}
+
+// FinishSnapshots makes the IN_PROGRESS snapshots of the Elasticsearch of Monocle monocle in
+// namespace, in every repository, SUCCESS, ending now.
+func (f *FakeElasticsearch) FinishSnapshots(namespace, monocle string) {
+	end := fakeNow()
+	f.with(namespace, monocle, func(s *esState) {
+		for _, byName := range s.snapshots {
+			for _, snap := range byName {
+				if snap.State == SnapshotInProgress {
+					snap.State, snap.End = SnapshotSuccess, end
+				}
+			}
+		}
+	})
+}
+
+// FailRepositoryVerification makes every repository registration (PUT _snapshot/<repo>) of
+// the Elasticsearch of Monocle monocle in namespace fail its verification with reason, as
+// when the node cannot write to the location or bucket: the answer is 500
+// repository_verification_exception. As in Elasticsearch 7.17, which verifies a repository
+// after registering it, the repository stays registered with the settings sent (GET
+// _snapshot/<repo> shows it). An empty reason ends the failures.
+func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reason string) {
+	f.with(namespace, monocle, func(s *esState) { s.verifyFailure = reason })
+}
+
+// HoldRestores, with hold true, keeps the restores the Elasticsearch of Monocle monocle in
+// namespace accepts from then on in progress: GET _cluster/health/<indices> naming one of
+// their indices answers status red with an initializing shard (elastic.Client.RestoreDone
+// false). With hold false, every held restore finishes and later ones finish at once.
+func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
+	f.with(namespace, monocle, func(s *esState) {
+		s.hold = hold
+		if !hold {
+			for _, ix := range s.indices {
+				ix.recovering = false
+			}
+		}
+	})
+}
+
+// repoSnapshots returns the snapshots stored under repository name repo, creating the map.
+func (s *esState) repoSnapshots(repo string) map[string]*FakeSnapshot {
+	m := s.snapshots[repo]
+	if m == nil {
+		m = map[string]*FakeSnapshot{}
+		s.snapshots[repo] = m
+	}
+	return m
+}
+
+// sortedSnapshots returns the snapshots of m sorted by start then name, as Elasticsearch
+// 7.17 lists them by default (sort=start_time).
+func sortedSnapshots(m map[string]*FakeSnapshot) []*FakeSnapshot {
+	out := make([]*FakeSnapshot, 0, len(m))
+	for _, snap := range m {
+		out = append(out, snap)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Start.Equal(out[j].Start) {
+			return out[i].Start.Before(out[j].Start)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+func cloneSnapshot(s FakeSnapshot) FakeSnapshot {
+	s.Indices = slices.Clone(s.Indices)
+	s.Docs = maps.Clone(s.Docs)
+	return s
+}
+
+// fakeNow is the time the fake stamps snapshots with: UTC, to the millisecond, as Elasticsearch
+// reports times in milliseconds.
+func fakeNow() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+
+// newUUID returns a random id shaped as Elasticsearch's (22 URL-safe base64 characters).
+func newUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
