@@ -15,6 +15,9 @@
 //   - lease.go reads the operator's leader election Lease: LeaseHolder, WaitLeader.
 //   - earlier.go creates, from the captured fixture, what the earlier operator (v0.0.2) leaves
 //     for a Monocle, paused, so that a suite can hand it over to this operator.
+//   - elastic.go, elastic_state.go and elastic_api.go hold FakeElasticsearch, which stands
+//     for every Monocle's Elasticsearch 7.17: cluster health and disk answers per namespace,
+//     and indices, snapshot repositories, snapshots and restores kept per Elasticsearch.
 //   - wait.go polls until a condition holds (Poll, and Eventually for a test), on
 //     apimachinery's wait package, and holds the small steps every suite takes: NeedCluster,
 //     CreateNamespace (restricted Pod Security).
