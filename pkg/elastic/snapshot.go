@@ -43,6 +43,13 @@ type Repository struct {
 	Endpoint        string
 	Protocol        string
 	PathStyleAccess bool
+	// Client is the s3 client whose keystore entries (s3.client.<client>.access_key...) hold
+	// the credentials; empty means "default".
+	Client string
+	// ReadOnly registers the repository read-only ("readonly": "true", any type): a
+	// cluster that only restores from another cluster's repository must not write to it
+	// (Elasticsearch 7.17 reference, Register a snapshot repository).
+	ReadOnly bool
 }
 
 // settings returns the repository's settings as Elasticsearch stores and returns them:
@@ -53,7 +60,11 @@ func (r Repository) settings() (map[string]string, error) {
 		if r.Location == "" {
 			return nil, errors.New("fs repository without a location")
 		}
-		return map[string]string{"location": r.Location}, nil
+		s := map[string]string{"location": r.Location}
+		if r.ReadOnly {
+			s["readonly"] = "true"
+		}
+		return s, nil
 	case RepositoryS3:
 		if r.Bucket == "" {
 			return nil, errors.New("s3 repository without a bucket")
@@ -62,13 +73,16 @@ func (r Repository) settings() (map[string]string, error) {
 			return nil, fmt.Errorf("s3 protocol %q: want http or https", r.Protocol)
 		}
 		s := map[string]string{"bucket": r.Bucket}
-		for k, v := range map[string]string{"base_path": r.BasePath, "endpoint": r.Endpoint, "protocol": r.Protocol} {
+		for k, v := range map[string]string{"base_path": r.BasePath, "endpoint": r.Endpoint, "protocol": r.Protocol, "client": r.Client} {
 			if v != "" {
 				s[k] = v
 			}
 		}
 		if r.PathStyleAccess {
 			s["path_style_access"] = "true"
+		}
+		if r.ReadOnly {
+			s["readonly"] = "true"
 		}
 		return s, nil
 	default:

@@ -50,6 +50,16 @@ func TestEnsureRepository(t *testing.T) {
 		"s3, equal with settings as strings: no PUT": {
 			repo: s3, get: reply{200, `{"backups":{"type":"s3","settings":` + s3Settings + `}}`}, wantGets: 1,
 		},
+		"read-only fs with its own s3 client: settings as strings": {
+			repo: elastic.Repository{Type: elastic.RepositoryFS, Location: "/backup", ReadOnly: true}, get: reply{404, repositoryMissing},
+			put:     &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"fs","settings":{"location":"/backup","readonly":"true"}}`, wantGets: 1,
+		},
+		"read-only s3 of client restore": {
+			repo: elastic.Repository{Type: elastic.RepositoryS3, Bucket: "b", Client: "restore", ReadOnly: true}, get: reply{404, repositoryMissing},
+			put:     &reply{200, `{"acknowledged":true}`},
+			wantPut: `{"type":"s3","settings":{"bucket":"b","client":"restore","readonly":"true"}}`, wantGets: 1,
+		},
 		"verification fails": {
 			repo: fs, get: reply{404, repositoryMissing},
 			put:     &reply{500, `{"error":{"root_cause":[{"type":"repository_verification_exception","reason":"[backups] path  is not accessible on master node"}],"type":"repository_verification_exception","reason":"[backups] path  is not accessible on master node"},"status":500}`},

@@ -37,7 +37,7 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 		LivenessProbe:  httpProbe("/health", "http", 20, 5, 3),
 		Resources:      resourcesOr(m.Spec.API.Resources, "100m", "256Mi", "1Gi"),
 	}
-	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, APIReplicas(m), appsv1.DeploymentStrategy{
+	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), appsv1.DeploymentStrategy{
 		Type: appsv1.RollingUpdateDeploymentStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDeployment{
 			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
@@ -111,4 +111,12 @@ func versionLabel(image string) string {
 
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored.
+func apiReplicas(m *monoclev1alpha1.Monocle, in Inputs) int32 {
+	if in.Restoring {
+		return 0
+	}
+	return APIReplicas(m)
 }

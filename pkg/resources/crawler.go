@@ -36,7 +36,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
 	}
 	replicas := int32(1)
-	if in.CrawlerStopped {
+	if in.CrawlerStopped || in.Restoring {
 		replicas = 0
 	}
 	return newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,

@@ -94,6 +94,14 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
+	pod := corev1.PodSpec{
+		InitContainers:                []corev1.Container{initContainer},
+		Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol},
+		AutomountServiceAccountToken:  ptr.To(false),
+		EnableServiceLinks:            ptr.To(false),
+		TerminationGracePeriodSeconds: ptr.To[int64](60),
+	}
+	addRepositories(m, &pod, &container, configMount, tmpMount)
 	containers := []corev1.Container{container}
 	if m.Spec.Elasticsearch.Exporter != nil {
 		containers = append(containers, exporterContainer(m))
@@ -102,6 +110,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 	podSecurity.RunAsUser = ptr.To[int64](elasticUID)
 	podSecurity.RunAsGroup = ptr.To[int64](elasticUID)
 	podSecurity.FSGroup = ptr.To[int64](elasticUID)
+	pod.Containers, pod.SecurityContext = containers, podSecurity
 
 	var storageClass *string
 	if m.Spec.StorageClassName != "" {
@@ -123,15 +132,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 			},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{
-					InitContainers:                []corev1.Container{initContainer},
-					Containers:                    containers,
-					Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol},
-					SecurityContext:               podSecurity,
-					AutomountServiceAccountToken:  ptr.To(false),
-					EnableServiceLinks:            ptr.To(false),
-					TerminationGracePeriodSeconds: ptr.To[int64](60),
-				},
+				Spec:       pod,
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
 				ObjectMeta: metav1.ObjectMeta{

@@ -64,6 +64,8 @@ type Inputs struct {
 	SecretHash string
 	// CrawlerStopped scales the crawler to zero, while a maintenance Job wipes its data.
 	CrawlerStopped bool
+	// Restoring scales the API and the crawler to zero, while a snapshot is restored.
+	Restoring bool
 }
 
 // APIName is the name of the API Deployment and Service, the generated Secret and the
