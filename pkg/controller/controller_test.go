@@ -539,6 +539,8 @@ func TestCreatesAllObjects(t *testing.T) {
 				"spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"),
 			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
 			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
+			cond(monoclev1alpha1.ConditionBackupReady, metav1.ConditionFalse, ReasonNotBackedUp,
+				"spec.backup is unset: the Elasticsearch index is not backed up"),
 		},
 		URL:           "http://localhost:8090",
 		ConfigHash:    resources.ConfigHash(resources.DefaultConfig),

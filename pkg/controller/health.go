@@ -117,6 +117,10 @@ type healthRead struct {
 	// health is what the last read found; err why it failed ("" when it did not).
 	health *monoclev1alpha1.ElasticsearchHealth
 	err    string
+	// plan is the backup work of the read under way or of the last one; backup is what the
+	// last read with backup work did of it (nil before one).
+	plan   backupPlan
+	backup *backupOutcome
 }
 
 // elasticHealthURL is the URL the operator reads a Monocle's Elasticsearch at: its Service,
@@ -130,7 +134,10 @@ func elasticHealthURL(m *monoclev1alpha1.Monocle) string {
 // true while the first read since Elasticsearch became ready is under way: the sync then
 // leaves the status for the read's end, which enqueues m, so that a starting Monocle's status
 // goes from Starting to Ready in one write that carries the health.
-func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool) (last healthRead, pending bool) {
+//
+// plan is the backup work due (backup.go): a read that carries a plan other than the last
+// one's starts at once, whatever the interval.
+func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool, plan backupPlan) (last healthRead, pending bool) {
 	key := cache.MetaObjectToName(m)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -144,11 +151,11 @@ func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, e
 	}
 	switch due := h.interval - time.Since(r.done); {
 	case r.running:
-	case r.done.IsZero() || due <= 0:
+	case r.done.IsZero() || due <= 0 || plan != r.plan:
 		select {
 		case h.slots <- struct{}{}:
-			r.running = true
-			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m))
+			r.running, r.plan = true, plan
+			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m), plan)
 		default:
 			// Every slot is taken: try again shortly.
 			h.enqueue(key, time.Second)
@@ -171,7 +178,10 @@ func (h *healthReads) forget(key cache.ObjectName) {
 
 // read reads the cluster health and disk use of the Elasticsearch at url, records the result
 // for key, enqueues key at once when the result changed, and again after the interval.
-func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string) {
+//
+// A read with backup work (plan) then does it, with a timeout of its own, and records what
+// it did; such a read always enqueues key at its end.
+func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string, plan backupPlan) {
 	defer func() { <-h.slots }()
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
@@ -181,6 +191,10 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		errText = err.Error()
 		logger.V(4).Info("Reading Elasticsearch failed", "monocle", key, "err", err)
 	}
+	var backup *backupOutcome
+	if plan != (backupPlan{}) {
+		backup = h.runBackup(logger, key, url, plan)
+	}
 
 	h.mu.Lock()
 	r := h.last[key]
@@ -189,16 +203,42 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		return
 	}
 	recordElasticsearch(key, health)
-	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health)
+	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
 		r.health = health
+	}
+	if backup != nil {
+		r.backup = backup
 	}
 	h.mu.Unlock()
 	if changed {
 		h.enqueue(key, 0)
 	}
 	h.enqueue(key, h.interval)
+}
+
+// runBackup does the backup and restore work of plan on the Elasticsearch at url, with a
+// timeout of its own, and returns what it did.
+func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, url string, plan backupPlan) *backupOutcome {
+	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
+	defer cancel()
+	ctx = klog.NewContext(ctx, logger.WithValues("monocle", key))
+	client, err := h.newClient(url)
+	if err != nil {
+		return &backupOutcome{plan: plan, repoErr: err.Error(), restore: restoreOutcome{err: err.Error()}}
+	}
+	h.mu.Lock()
+	var sizes map[string]int64
+	if r := h.last[key]; r != nil && r.backup != nil {
+		sizes = r.backup.sizes
+	}
+	h.mu.Unlock()
+	out := runBackup(ctx, client, plan, sizes)
+	if plan.restore.phase != "" {
+		out.restore = runRestore(ctx, client, plan.restore)
+	}
+	return &out
 }
 
 // readElastic reads the cluster health and the disk use of the Elasticsearch at url.

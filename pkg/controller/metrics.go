@@ -3,6 +3,7 @@ package controller
 import (
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"k8s.io/component-base/metrics"
@@ -67,6 +68,20 @@ var (
 		Help:           "The share of the Monocle's Elasticsearch data volume in use (0 to 1), as Elasticsearch last reported it.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"monocle_namespace", "monocle"})
+	// The backups of each Monocle with spec.backup (backup.go), from its status, with the
+	// labels of monocleReady.
+	backupLastSuccess = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "backup_last_success_timestamp_seconds",
+		Help:           "Unix time at which the Monocle's newest successful snapshot ended (status.backup.lastSuccessful); absent before one.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle"})
+	backupFailing = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "backup_failing",
+		Help:           "1 when the Monocle's BackupReady condition is False (the newest snapshot failed, the repository cannot be registered, or the schedule is invalid), else 0; absent without spec.backup.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle"})
 	// buildInfo follows the Prometheus convention of <program>_build_info (as in
 	// prometheus/common/version): a constant 1 whose labels describe the build.
 	buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -85,7 +100,7 @@ var (
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo,
-			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed)
+			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed, backupLastSuccess, backupFailing)
 		// component-base's metrics record nothing until registered: set after MustRegister.
 		info := version.Info()
 		buildInfo.WithLabelValues(info.Version, info.Commit, info.GoVersion).Set(1)
@@ -119,4 +134,29 @@ func forgetElasticsearch(key cache.ObjectName) {
 	for _, status := range []string{"green", "yellow", "red"} {
 		elasticsearchStatus.DeleteLabelValues(key.Namespace, key.Name, status)
 	}
+}
+
+// recordBackupMetrics sets the backup metrics of Monocle m from its status: st is
+// status.backup, nil without spec.backup, and ready its BackupReady condition.
+func recordBackupMetrics(m *monoclev1alpha1.Monocle, st *monoclev1alpha1.BackupStatus, ready metav1.Condition) {
+	if st == nil {
+		forgetBackup(cache.MetaObjectToName(m))
+		return
+	}
+	if ls := st.LastSuccessful; ls != nil && ls.Time != nil {
+		backupLastSuccess.WithLabelValues(m.Namespace, m.Name).Set(float64(ls.Time.Unix()))
+	} else {
+		backupLastSuccess.DeleteLabelValues(m.Namespace, m.Name)
+	}
+	v := 0.0
+	if ready.Status == metav1.ConditionFalse {
+		v = 1
+	}
+	backupFailing.WithLabelValues(m.Namespace, m.Name).Set(v)
+}
+
+// forgetBackup drops the backup metrics of a Monocle that is gone or has no spec.backup.
+func forgetBackup(key cache.ObjectName) {
+	backupLastSuccess.DeleteLabelValues(key.Namespace, key.Name)
+	backupFailing.DeleteLabelValues(key.Namespace, key.Name)
 }

@@ -206,6 +206,40 @@ const (
 	ReasonVolumeHasRoom = "VolumeHasRoom"
 )
 
+// Reasons of the BackupReady condition and of backup events (backup.go).
+const (
+	// ReasonNotBackedUp: spec.backup is unset (BackupReady, False).
+	ReasonNotBackedUp = "NotBackedUp"
+	// ReasonInvalidSchedule: spec.backup.schedule does not parse (BackupReady, False).
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonRepositoryFailed: the snapshot repository cannot be registered (BackupReady,
+	// False); the message gives Elasticsearch's error.
+	ReasonRepositoryFailed = "RepositoryFailed"
+	// ReasonBackupFailed: the newest snapshot failed or could not be started (BackupReady,
+	// False; a Warning event per new failure).
+	ReasonBackupFailed = "BackupFailed"
+	// ReasonBackupSucceeded: the newest snapshot succeeded (BackupReady, True; a Normal event
+	// per new snapshot).
+	ReasonBackupSucceeded = "BackupSucceeded"
+	// ReasonNoBackupYet: no snapshot was taken yet and none failed (BackupReady, True).
+	ReasonNoBackupYet = "NoBackupYet"
+)
+
+// Reasons of the Restored condition and of restore events (restore.go); the Ready condition
+// takes them too while the restore keeps the API and the crawler stopped.
+const (
+	// ReasonRestorePending: the API and the crawler are stopping, or the indices are being
+	// closed (Restored, False).
+	ReasonRestorePending = "RestorePending"
+	// ReasonRestoring: Elasticsearch restores the snapshot (Restored, False).
+	ReasonRestoring = "Restoring"
+	// ReasonRestored: the snapshot was restored (Restored, True).
+	ReasonRestored = "Restored"
+	// ReasonRestoreFailed: the restore failed; the API and the crawler stay stopped
+	// (Restored, False; a Warning event).
+	ReasonRestoreFailed = "RestoreFailed"
+)
+
 // Reasons of events about owned objects and Ready transitions.
 const (
 	// ReasonCreated: the operator created owned objects, an update-idents Job included

@@ -56,6 +56,9 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 		readyValue = 1
 	}
 	monocleReady.WithLabelValues(m.Namespace, m.Name).Set(readyValue)
+	if c := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionBackupReady); c != nil {
+		recordBackupMetrics(m, status.Backup, *c)
+	}
 	if equality.Semantic.DeepEqual(m.Status, status) {
 		return nil
 	}
@@ -113,6 +116,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	if obs.elasticsearchHealth != nil {
 		status.ElasticsearchHealth = obs.elasticsearchHealth.DeepCopy()
 	}
+	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}
@@ -172,9 +176,12 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	// leaves the last valid one running), unless objects it needs cannot be made.
 	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
-	switch {
+	switch restore := obs.restore.condition; {
 	case len(p.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
+	case restore != nil && restore.Status == metav1.ConditionFalse:
+		// The restore keeps the API and the crawler stopped.
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
 		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
@@ -186,7 +193,17 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
 	}
 
-	for _, cond := range append([]metav1.Condition{ready, progressing, degraded}, obs.conditions...) {
+	conditions := append([]metav1.Condition{ready, progressing, degraded}, obs.conditions...)
+	if obs.backup.condition.Type != "" {
+		conditions = append(conditions, obs.backup.condition)
+	}
+	if obs.restore.condition != nil {
+		conditions = append(conditions, *obs.restore.condition)
+	}
+	if m.Spec.Restore == nil {
+		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionRestored)
+	}
+	for _, cond := range conditions {
 		cond.ObservedGeneration = m.Generation
 		apimeta.SetStatusCondition(&status.Conditions, cond)
 	}

@@ -49,6 +49,10 @@ type observed struct {
 	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
 	// under way, and its end enqueues the Monocle (see healthReads.observe).
 	holdStatus bool
+	// backup and restore are status.backup and status.restore with their conditions
+	// (backup.go, restore.go); a nil condition leaves the status's as it is.
+	backup  backupResult
+	restore restoreResult
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -65,6 +69,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if apierrors.IsNotFound(err) {
 		logger.V(4).Info("Monocle is gone")
 		monocleReady.DeleteLabelValues(key.Namespace, key.Name)
+		forgetBackup(key)
 		if c.health != nil {
 			c.health.forget(key)
 		}
@@ -197,6 +202,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			monitored, err = c.ensureMonitoring(ctx, m)
 			keep(err)
 		},
+		func() { keep(c.ensureBackupClaim(ctx, m)) },
 	)
 	obs.conditions = append(obs.conditions, cfg.condition)
 	obs.configSource = cfg.source
@@ -218,9 +224,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	// keeps running what it runs.
 	obs.api, obs.crawler = c.observeDeployments(m)
 	maintenance := c.planMaintenance(m, cfg.parsed)
+	// A restore keeps the API and the crawler at zero replicas and runs no Job until it has
+	// succeeded (restore.go).
+	restoring := restoreWanted(m)
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
-			CrawlerStopped: maintenance.stopCrawler}
+			CrawlerStopped: maintenance.stopCrawler, Restoring: restoring}
 		c.steps(
 			func() {
 				if secrets.api {
@@ -242,25 +251,39 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.assignedURL = exposed.assignedURL
 
 	obs.updateIdents = m.Status.UpdateIdents
-	if cfg.valid && configReady {
+	if cfg.valid && configReady && !restoring {
 		obs.updateIdents, err = c.ensureUpdateIdents(ctx, m, obs.configHash, obs.api)
 		keep(err)
 	}
 	identsRunning := obs.updateIdents != nil && obs.updateIdents.Phase == monoclev1alpha1.JobRunning
-	obs.maintenance, err = c.ensureMaintenance(ctx, m, maintenance, obs.configHash, obs.crawler, identsRunning)
-	keep(err)
+	obs.maintenance = m.Status.Maintenance
+	if !restoring {
+		obs.maintenance, err = c.ensureMaintenance(ctx, m, maintenance, obs.configHash, obs.crawler, identsRunning)
+		keep(err)
+	}
 	obs.crawlers = maintenance.crawlers
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
 		Message: "The operator reconciles this Monocle",
 	})
 
+	now := time.Now()
+	var lastBackup *backupOutcome
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
-		last, pending := c.health.observe(ctx, m, elasticReady)
+		plan := planBackup(m, now)
+		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
+		last, pending := c.health.observe(ctx, m, elasticReady, plan)
 		// Only a Monocle whose health no read has reported yet waits for the first.
 		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
+		lastBackup = last.backup
+	}
+	obs.backup = backupStatus(m, lastBackup, now)
+	if lastBackup != nil {
+		obs.restore = restoreStatus(m, lastBackup.plan.restore, &lastBackup.restore, now)
+	} else {
+		obs.restore = restoreStatus(m, restorePlan{}, nil, now)
 	}
 
 	if cause := context.Cause(ctx); cause != nil {
@@ -288,6 +311,8 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 		c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
 	}
 	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
+	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
+	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
 	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
 		if apierrors.IsConflict(err) && len(errs) == 0 {
 			return &staleCacheError{err}
@@ -360,7 +385,7 @@ func namespaceTerminating(err error) bool {
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
-		crawlers: m.Status.Crawlers}
+		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore}}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

@@ -37,7 +37,7 @@ var operatorRules = []string{
 	"/configmaps get", "/configmaps list", "/configmaps watch", "/configmaps create", "/configmaps update",
 	"/services get", "/services list", "/services watch", "/services create", "/services update",
 	"/persistentvolumeclaims get", "/persistentvolumeclaims list", "/persistentvolumeclaims watch",
-	"/persistentvolumeclaims update",
+	"/persistentvolumeclaims create", "/persistentvolumeclaims update",
 	"/events create", "/events patch",
 	"apps/deployments get", "apps/deployments list", "apps/deployments watch", "apps/deployments create",
 	"apps/deployments update",

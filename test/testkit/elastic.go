@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -104,5 +105,17 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"error":{"type":"fake","reason":"the fake does not answer this request"},"status":404}`))
+	}
+}
+
+// Transport is an HTTP transport that sends every request to the fake, whatever its host, as
+// the operator's are with Flag: a client of package elastic given it and the URL
+// http://<monocle>-elastic.<namespace>.svc:9200 talks to that Monocle's fake Elasticsearch.
+func (f *FakeElasticsearch) Transport() *http.Transport {
+	addr := f.server.Listener.Addr().String()
+	return &http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
 	}
 }

@@ -1,11 +1,9 @@
 package testkit
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -40,12 +38,7 @@ func (c *countingTransport) count(op string) int {
 // --operand-dial-address.
 func fakeClient(t *testing.T, f *FakeElasticsearch, namespace, monocle string) (elastic.Client, *countingTransport) {
 	t.Helper()
-	addr := f.server.Listener.Addr().String()
-	base := &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, network, addr)
-		},
-	}
+	base := f.Transport()
 	t.Cleanup(base.CloseIdleConnections)
 	tr := &countingTransport{base: base, seen: map[string]int{}}
 	c, err := elastic.New("http://"+monocle+"-elastic."+namespace+".svc:9200", tr)
