@@ -168,6 +168,16 @@ func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, e
 	return *r, r.running && r.done.IsZero()
 }
 
+// lastBackup returns what the last read with backup work did for m, or nil.
+func (h *healthReads) lastBackup(m *monoclev1alpha1.Monocle) *backupOutcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r := h.last[cache.MetaObjectToName(m)]; r != nil && r.uid == m.UID {
+		return r.backup
+	}
+	return nil
+}
+
 // forget drops the reads of a Monocle that is gone.
 func (h *healthReads) forget(key cache.ObjectName) {
 	h.mu.Lock()

@@ -223,6 +223,14 @@ func restoreStatus(m *monoclev1alpha1.Monocle, p restorePlan, out *restoreOutcom
 	return restoreResult{status: st, condition: &cond}
 }
 
+// restoreStatusAfter is restoreStatus after the last read's outcome (nil: none yet).
+func restoreStatusAfter(m *monoclev1alpha1.Monocle, last *backupOutcome, now time.Time) restoreResult {
+	if last == nil {
+		return restoreStatus(m, restorePlan{}, nil, now)
+	}
+	return restoreStatus(m, last.plan.restore, &last.restore, now)
+}
+
 // recordRestoreTransition emits the events of a restore's phase changes.
 func (c *Controller) recordRestoreTransition(m *monoclev1alpha1.Monocle, was, is *monoclev1alpha1.RestoreStatus) {
 	if is == nil || (was != nil && was.Snapshot == is.Snapshot && was.Phase == is.Phase) {

@@ -225,8 +225,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.api, obs.crawler = c.observeDeployments(m)
 	maintenance := c.planMaintenance(m, cfg.parsed)
 	// A restore keeps the API and the crawler at zero replicas and runs no Job until it has
-	// succeeded (restore.go).
-	restoring := restoreWanted(m)
+	// succeeded (restore.go): the sync that records its success starts them.
+	now := time.Now()
+	var lastBackup *backupOutcome
+	if c.health != nil {
+		lastBackup = c.health.lastBackup(m)
+	}
+	obs.restore = restoreStatusAfter(m, lastBackup, now)
+	restoring := obs.restore.status != nil && obs.restore.status.Phase != monoclev1alpha1.RestoreSucceeded
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
 			CrawlerStopped: maintenance.stopCrawler, Restoring: restoring}
@@ -267,8 +273,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		Message: "The operator reconciles this Monocle",
 	})
 
-	now := time.Now()
-	var lastBackup *backupOutcome
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
@@ -280,11 +284,6 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		lastBackup = last.backup
 	}
 	obs.backup = backupStatus(m, lastBackup, now)
-	if lastBackup != nil {
-		obs.restore = restoreStatus(m, lastBackup.plan.restore, &lastBackup.restore, now)
-	} else {
-		obs.restore = restoreStatus(m, restorePlan{}, nil, now)
-	}
 
 	if cause := context.Cause(ctx); cause != nil {
 		if namespaceTerminating(cause) {
