@@ -288,7 +288,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 	} else if sched, schedErr = cronParser.Parse(spec); schedErr != nil {
 		st.Schedule, st.NextScheduled = "", nil
 	} else if st.Schedule != spec || st.NextScheduled == nil {
-		st.Schedule, st.NextScheduled = spec, &metav1.Time{Time: sched.Next(now).UTC()}
+		st.Schedule, st.NextScheduled = spec, statusTime(sched.Next(now))
 	}
 
 	if out != nil {
@@ -298,7 +298,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 				st.LastRequest = v
 			}
 			if sched != nil && st.NextScheduled != nil && scheduledSnapshotName(st.NextScheduled.Time) == p.take {
-				st.NextScheduled = &metav1.Time{Time: sched.Next(now).UTC()}
+				st.NextScheduled = statusTime(sched.Next(now))
 			}
 		}
 		if out.listed {
@@ -312,7 +312,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 			}
 			st.Running = strings.Join(running, ",")
 			if last := lastSuccessful(out.snapshots); last != nil {
-				ls := &monoclev1alpha1.SnapshotStatus{Name: last.Name, Time: &metav1.Time{Time: last.End}}
+				ls := &monoclev1alpha1.SnapshotStatus{Name: last.Name, Time: statusTime(last.End)}
 				if n, ok := out.sizes[last.Name]; ok {
 					ls.Size = resource.NewQuantity(n, resource.BinarySI)
 				} else if st.LastSuccessful != nil && st.LastSuccessful.Name == last.Name {
@@ -321,7 +321,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 				st.LastSuccessful = ls
 			}
 			if f := lastFailed(out.snapshots, st.LastSuccessful); f != nil {
-				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: f.Name, Time: &metav1.Time{Time: f.End}, Reason: truncate(failureReason(*f))}
+				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: f.Name, Time: statusTime(f.End), Reason: truncate(failureReason(*f))}
 			} else if st.LastFailure != nil && st.LastSuccessful != nil && st.LastFailure.Time != nil &&
 				!st.LastFailure.Time.After(st.LastSuccessful.Time.Time) {
 				st.LastFailure = nil
@@ -330,7 +330,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 		if why := firstNonEmpty(out.repoErr, out.takeErr); why != "" {
 			why = truncate(why)
 			if st.LastFailure == nil || st.LastFailure.Name != p.take || st.LastFailure.Reason != why {
-				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: p.take, Time: &metav1.Time{Time: now}, Reason: why}
+				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: p.take, Time: statusTime(now), Reason: why}
 			}
 		}
 	}
@@ -449,4 +449,11 @@ func (c *Controller) ensureBackupClaim(ctx context.Context, m *monoclev1alpha1.M
 	}
 	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionRequested, "Requested %s for PVC %s", size.String(), want.Name)
 	return nil
+}
+
+// statusTime is t as the status keeps it: metav1.Time is serialized to the second
+// (RFC 3339), so a finer time would differ from its own copy read back, and every sync
+// would write the status again.
+func statusTime(t time.Time) *metav1.Time {
+	return &metav1.Time{Time: t.UTC().Truncate(time.Second)}
 }

@@ -2,10 +2,12 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -280,5 +282,40 @@ func TestBackupUnreachable(t *testing.T) {
 	}
 	if r := backupStatus(m, &out, start); r.condition.Reason != ReasonRepositoryFailed || r.status.LastRequest != "" {
 		t.Errorf("condition %s, lastRequest %q: the request must stay pending", r.condition.Reason, r.status.LastRequest)
+	}
+}
+
+// TestBackupStatusIsStableReadBack: the status computed from a read, written and read back
+// (JSON, as the API server keeps it), computes the same again: a status that differs from
+// its own copy is written at every sync.
+func TestBackupStatusIsStableReadBack(t *testing.T) {
+	m := restoreMonocle("nightly")
+	m.Spec.Backup.Schedule = "@hourly"
+	f, client := fakeElastic(t, m)
+	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "nightly", Indices: []string{"monocle.config"},
+		Start: time.Date(2026, 11, 25, 3, 0, 0, 123456789, time.UTC), End: time.Date(2026, 11, 25, 3, 0, 1, 987654321, time.UTC)})
+	f.SnapshotOutcome("ns", "m", testkit.SnapshotFailed, "disk full")
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "x"}
+	now := time.Date(2026, 11, 25, 3, 30, 0, 555555555, time.UTC)
+	out := runBackup(context.Background(), client, planBackup(m, now), nil)
+	m.Status.Backup = backupStatus(m, &out, now).status
+	m.Status.Restore = restoreStatus(m, restorePlan{}, nil, now).status
+
+	raw, err := json.Marshal(m.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back monoclev1alpha1.MonocleStatus
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	m.Status = back
+	later := now.Add(300 * time.Millisecond)
+	again := backupStatus(m, &out, later).status
+	if !equality.Semantic.DeepEqual(again, back.Backup) {
+		t.Errorf("status.backup computed again differs from its copy read back:\n%+v\n%+v", again, back.Backup)
+	}
+	if r := restoreStatus(m, restorePlan{}, nil, later).status; !equality.Semantic.DeepEqual(r, back.Restore) {
+		t.Errorf("status.restore computed again differs from its copy read back:\n%+v\n%+v", r, back.Restore)
 	}
 }

@@ -186,16 +186,16 @@ func restoreStatus(m *monoclev1alpha1.Monocle, p restorePlan, out *restoreOutcom
 	}
 	st := m.Status.Restore.DeepCopy()
 	if st == nil || st.Snapshot != r.Snapshot {
-		st = &monoclev1alpha1.RestoreStatus{Snapshot: r.Snapshot, Phase: monoclev1alpha1.RestorePending, StartTime: &metav1.Time{Time: now}}
+		st = &monoclev1alpha1.RestoreStatus{Snapshot: r.Snapshot, Phase: monoclev1alpha1.RestorePending, StartTime: statusTime(now)}
 	}
 	if out != nil && p.phase == st.Phase && p.snapshot == st.Snapshot {
 		switch {
 		case out.failed != "":
-			st.Phase, st.Message, st.CompletionTime = monoclev1alpha1.RestoreFailed, truncate(out.failed), &metav1.Time{Time: now}
+			st.Phase, st.Message, st.CompletionTime = monoclev1alpha1.RestoreFailed, truncate(out.failed), statusTime(now)
 		case p.phase == monoclev1alpha1.RestorePending && out.closed:
 			st.Phase, st.Indices, st.Message = monoclev1alpha1.RestoreRestoring, out.indices, ""
 		case p.phase == monoclev1alpha1.RestoreRestoring && out.done:
-			st.Phase, st.Message, st.CompletionTime = monoclev1alpha1.RestoreSucceeded, "", &metav1.Time{Time: now}
+			st.Phase, st.Message, st.CompletionTime = monoclev1alpha1.RestoreSucceeded, "", statusTime(now)
 		case out.err != "":
 			st.Message = truncate(out.err)
 		}

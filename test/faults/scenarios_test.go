@@ -50,3 +50,9 @@ func TestAdoptionCrashes(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testAdoptionCrashes(t)
 }
+
+// TestRestoreCrashes is scenario 8 (testRestoreCrashes).
+func TestRestoreCrashes(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testRestoreCrashes(t)
+}
