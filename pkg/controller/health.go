@@ -121,6 +121,9 @@ type healthRead struct {
 	// last read with backup work did of it (nil before one).
 	plan   backupPlan
 	backup *backupOutcome
+	// crawlers is the crawler progress the last read found, by crawlerKey; nil before a
+	// read that had workspaces to read.
+	crawlers map[string]elastic.CrawlerProgress
 }
 
 // elasticHealthURL is the URL the operator reads a Monocle's Elasticsearch at: its Service,
@@ -137,7 +140,10 @@ func elasticHealthURL(m *monoclev1alpha1.Monocle) string {
 //
 // plan is the backup work due (backup.go): a read that carries a plan other than the last
 // one's starts at once, whatever the interval.
-func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool, plan backupPlan) (last healthRead, pending bool) {
+//
+// workspaces are the workspaces with crawlers of the config in force, whose crawler progress
+// the read reads too (crawlers.go).
+func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool, plan backupPlan, workspaces []string) (last healthRead, pending bool) {
 	key := cache.MetaObjectToName(m)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -155,7 +161,7 @@ func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, e
 		select {
 		case h.slots <- struct{}{}:
 			r.running, r.plan = true, plan
-			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m), plan)
+			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m), plan, workspaces)
 		default:
 			// Every slot is taken: try again shortly.
 			h.enqueue(key, time.Second)
@@ -191,7 +197,7 @@ func (h *healthReads) forget(key cache.ObjectName) {
 //
 // A read with backup work (plan) then does it, with a timeout of its own, and records what
 // it did; such a read always enqueues key at its end.
-func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string, plan backupPlan) {
+func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string, plan backupPlan, workspaces []string) {
 	defer func() { <-h.slots }()
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
@@ -200,6 +206,10 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	if err != nil {
 		errText = err.Error()
 		logger.V(4).Info("Reading Elasticsearch failed", "monocle", key, "err", err)
+	}
+	var crawlers map[string]elastic.CrawlerProgress
+	if err == nil && len(workspaces) > 0 {
+		crawlers = readCrawlers(ctx, logger, h.newClient, url, workspaces)
 	}
 	var backup *backupOutcome
 	if plan != (backupPlan{}) {
@@ -213,10 +223,14 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		return
 	}
 	recordElasticsearch(key, health)
-	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil
+	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil ||
+		(crawlers != nil && !equality.Semantic.DeepEqual(r.crawlers, crawlers))
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
 		r.health = health
+	}
+	if crawlers != nil {
+		r.crawlers = crawlers
 	}
 	if backup != nil {
 		r.backup = backup

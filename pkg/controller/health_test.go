@@ -122,7 +122,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			m := newMonocle("m")
 			_, ctx := ktesting.NewTestContext(t)
 
-			last, pending := h.observe(ctx, m, false, backupPlan{})
+			last, pending := h.observe(ctx, m, false, backupPlan{}, nil)
 			if pending || len(srv.Requests()) != 0 {
 				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", pending, len(srv.Requests()))
 			}
@@ -131,11 +131,11 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 				t.Errorf("before a ready pod: %+v", c)
 			}
 
-			if _, pending := h.observe(ctx, m, true, backupPlan{}); !pending {
+			if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
 				t.Error("the first read is not pending")
 			}
 			waitRead(t, got)
-			last, pending = h.observe(ctx, m, true, backupPlan{})
+			last, pending = h.observe(ctx, m, true, backupPlan{}, nil)
 			if pending {
 				t.Error("a read that ended is still pending")
 			}
@@ -170,7 +170,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			h.forget(cache.MetaObjectToName(m))
 			// Within the interval, no new read.
 			before := len(srv.Requests())
-			h.observe(ctx, m, true, backupPlan{})
+			h.observe(ctx, m, true, backupPlan{}, nil)
 			if after := len(srv.Requests()); after != before {
 				t.Errorf("a sync within the interval read again: %d requests, then %d", before, after)
 			}
@@ -225,7 +225,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := newMonocle("m")
 	for range 3 {
-		if _, pending := h.observe(ctx, m, true, backupPlan{}); !pending {
+		if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
 			t.Fatal("the first read is not pending while Elasticsearch has not answered")
 		}
 	}
@@ -236,7 +236,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	}
 	// A Monocle deleted and created again under the same name reads afresh.
 	m.UID = "another"
-	if _, pending := h.observe(ctx, m, true, backupPlan{}); !pending {
+	if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
 		t.Error("a new Monocle of the same name reuses the old one's read")
 	}
 	waitRead(t, got)

@@ -82,6 +82,13 @@ var (
 		Help:           "1 when the Monocle's BackupReady condition is False (the newest snapshot failed, the repository cannot be registered, or the schedule is invalid), else 0; absent without spec.backup.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"monocle_namespace", "monocle"})
+	// crawlerCrawledUntil is status.crawlers[].crawledUntil (crawlers.go).
+	crawlerCrawledUntil = metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      "monocle_operator",
+		Name:           "crawler_crawled_until_timestamp_seconds",
+		Help:           "Unix time up to which the crawler has indexed every one of its entities (Monocle's crawler metadata, oldest last_commit_at), as the operator last read it from Elasticsearch; a value that stops moving means a hung or failing crawler.",
+		StabilityLevel: metrics.ALPHA,
+	}, []string{"monocle_namespace", "monocle", "workspace", "crawler"})
 	// buildInfo follows the Prometheus convention of <program>_build_info (as in
 	// prometheus/common/version): a constant 1 whose labels describe the build.
 	buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
@@ -100,7 +107,7 @@ var (
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo,
-			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed, backupLastSuccess, backupFailing)
+			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed, backupLastSuccess, backupFailing, crawlerCrawledUntil)
 		// component-base's metrics record nothing until registered: set after MustRegister.
 		info := version.Info()
 		buildInfo.WithLabelValues(info.Version, info.Commit, info.GoVersion).Set(1)
@@ -159,4 +166,22 @@ func recordBackupMetrics(m *monoclev1alpha1.Monocle, st *monoclev1alpha1.BackupS
 func forgetBackup(key cache.ObjectName) {
 	backupLastSuccess.DeleteLabelValues(key.Namespace, key.Name)
 	backupFailing.DeleteLabelValues(key.Namespace, key.Name)
+}
+
+// recordCrawlerMetrics sets the crawler progress metric of Monocle m from its
+// status.crawlers, dropping the series of crawlers it no longer has.
+func recordCrawlerMetrics(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.CrawlerStatus) {
+	forgetCrawlers(cache.MetaObjectToName(m))
+	for _, c := range crawlers {
+		if c.CrawledUntil != nil {
+			crawlerCrawledUntil.WithLabelValues(m.Namespace, m.Name, c.Workspace, c.Name).Set(float64(c.CrawledUntil.Unix()))
+		}
+	}
+}
+
+// forgetCrawlers drops the crawler series of a Monocle.
+func forgetCrawlers(key cache.ObjectName) {
+	if crawlerCrawledUntil.IsCreated() {
+		crawlerCrawledUntil.DeletePartialMatch(map[string]string{"monocle_namespace": key.Namespace, "monocle": key.Name})
+	}
 }

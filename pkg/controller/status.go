@@ -59,6 +59,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	if c := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionBackupReady); c != nil {
 		recordBackupMetrics(m, status.Backup, *c)
 	}
+	recordCrawlerMetrics(m, status.Crawlers)
 	if equality.Semantic.DeepEqual(m.Status, status) {
 		return nil
 	}

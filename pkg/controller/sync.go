@@ -70,6 +70,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		logger.V(4).Info("Monocle is gone")
 		monocleReady.DeleteLabelValues(key.Namespace, key.Name)
 		forgetBackup(key)
+		forgetCrawlers(key)
 		if c.health != nil {
 			c.health.forget(key)
 		}
@@ -277,11 +278,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
 		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
-		last, pending := c.health.observe(ctx, m, elasticReady, plan)
+		last, pending := c.health.observe(ctx, m, elasticReady, plan, crawlerWorkspaces(obs.crawlers))
 		// Only a Monocle whose health no read has reported yet waits for the first.
 		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
 		lastBackup = last.backup
+		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers)
 	}
 	obs.backup = backupStatus(m, lastBackup, now)
 

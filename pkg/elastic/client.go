@@ -65,6 +65,9 @@ type Client interface {
 	Restore(ctx context.Context, repo, name string, indices []string) error
 	// RestoreDone reports whether every primary shard of the indices is active.
 	RestoreDone(ctx context.Context, indices []string) (bool, error)
+
+	// CrawlersProgress reports how far each crawler of a workspace index has crawled.
+	CrawlersProgress(ctx context.Context, index string) ([]CrawlerProgress, error)
 }
 
 // ErrNotFound matches, with errors.Is, an error from a call that Elasticsearch answered with

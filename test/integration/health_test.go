@@ -17,7 +17,8 @@ import (
 // use in the status and in kubectl get -o wide, the ElasticsearchHealthy and DiskPressure
 // conditions, a Warning event when Elasticsearch turns red and when its volume becomes almost
 // full; an Elasticsearch that answers garbage or an error status is reported, not fatal: the
-// Monocle stays Ready.
+// Monocle stays Ready. With the health it reads how far each crawler has crawled
+// (status.crawlers[].crawledUntil).
 func TestElasticsearchHealth(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	ns := "health"
@@ -70,4 +71,17 @@ func TestElasticsearchHealth(t *testing.T) {
 	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: strings.Replace(testkit.ElasticYellow, `"yellow"`, `"green"`, 1), Allocation: testkit.Allocation40})
 	waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionTrue, "Green")
 	waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionFalse, "VolumeHasRoom")
+
+	// Crawler progress: the oldest last_commit_at of the crawler's entities.
+	oldest := time.Date(2026, 11, 20, 4, 0, 0, 0, time.UTC)
+	env.Elastic.SetCrawlerMetadata(ns, "m", "monocle.changes.1.demo",
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: oldest.Add(48 * time.Hour)},
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "change-metrics/monocle", LastCommitAt: oldest})
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "status.crawlers with the crawler's progress", func() error {
+		crawlers := getMonocle(t, ns, "m").Status.Crawlers
+		if len(crawlers) != 1 || crawlers[0].CrawledUntil == nil || !crawlers[0].CrawledUntil.Time.Equal(oldest) || crawlers[0].Entities != 2 {
+			return fmt.Errorf("status.crawlers = %+v", crawlers)
+		}
+		return nil
+	})
 }

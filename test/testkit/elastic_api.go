@@ -135,6 +135,9 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 	case seg[0] == "_cluster" && len(seg) == 3 && seg[1] == "health":
 		allowed = []string{http.MethodGet}
 		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
+	case len(seg) == 2 && seg[1] == "_search" && !strings.HasPrefix(seg[0], "_"):
+		allowed = []string{http.MethodGet, http.MethodPost}
+		handle = func(s *esState) (int, any) { return s.searchCrawlers(seg[0]) }
 	case len(seg) == 2 && seg[1] == "_close" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPost}
 		handle = func(s *esState) (int, any) { return s.closeIndices(seg[0]) }
@@ -699,4 +702,50 @@ func (s *esState) indicesHealth(list string) (int, any) {
 		h.ActiveShardsPercentAsNumber = 100
 	}
 	return http.StatusOK, h
+}
+
+// searchCrawlers answers a search of index with the aggregation of its crawler metadata by
+// crawler name (see SetCrawlerMetadata), in the shape of Elasticsearch 7.17: min and max of
+// a date field as epoch milliseconds with value_as_string.
+func (s *esState) searchCrawlers(index string) (int, any) {
+	ix := s.indices[index]
+	if ix == nil {
+		return errAnswer(indexNotFound(index))
+	}
+	type agg struct {
+		n              int
+		oldest, newest time.Time
+	}
+	byName := map[string]*agg{}
+	for _, e := range ix.crawlers {
+		a := byName[e.Crawler]
+		if a == nil {
+			a = &agg{oldest: e.LastCommitAt, newest: e.LastCommitAt}
+			byName[e.Crawler] = a
+		}
+		a.n++
+		if e.LastCommitAt.Before(a.oldest) {
+			a.oldest = e.LastCommitAt
+		}
+		if e.LastCommitAt.After(a.newest) {
+			a.newest = e.LastCommitAt
+		}
+	}
+	date := func(t time.Time) map[string]any {
+		return map[string]any{"value": float64(t.UnixMilli()), "value_as_string": t.UTC().Format("2006-01-02T15:04:05.000Z")}
+	}
+	buckets := []any{}
+	names := keys(byName)
+	sort.Strings(names)
+	for _, name := range names {
+		a := byName[name]
+		buckets = append(buckets, map[string]any{"key": name, "doc_count": a.n, "oldest": date(a.oldest), "newest": date(a.newest)})
+	}
+	return http.StatusOK, map[string]any{
+		"took": 1, "timed_out": false,
+		"hits": map[string]any{"total": map[string]any{"value": len(ix.crawlers), "relation": "eq"}, "max_score": nil, "hits": []any{}},
+		"aggregations": map[string]any{"crawlers": map[string]any{
+			"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
+		}},
+	}
 }

@@ -1,10 +1,12 @@
 package testkit
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -530,5 +532,29 @@ func TestFakeElasticRawAnswers(t *testing.T) {
 	if code != 404 || e["type"] != "repository_missing_exception" || e["reason"] != "[nope] missing" || len(causes) != 1 ||
 		body.(map[string]any)["status"] != 404.0 {
 		t.Errorf("missing repository = %d %v", code, body)
+	}
+}
+
+func TestFakeElasticCrawlerProgress(t *testing.T) {
+	f := startFake(t)
+	c, _ := fakeClient(t, f, "ns", "m")
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 3, 0, 0, 0, time.UTC) }
+	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
+		FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: day(20)},
+		FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/c", LastCommitAt: day(24)},
+		FakeCrawlerEntity{Crawler: "gerrit", Type: "project", Value: "x", LastCommitAt: day(1)})
+	got, err := c.CrawlersProgress(context.Background(), "monocle.changes.1.demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []elastic.CrawlerProgress{
+		{Crawler: "gerrit", Entities: 1, Oldest: day(1), Newest: day(1)},
+		{Crawler: "gh", Entities: 2, Oldest: day(20), Newest: day(24)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CrawlersProgress = %+v, want %+v", got, want)
+	}
+	if _, err := c.CrawlersProgress(context.Background(), "monocle.changes.1.other"); !elastic.IsNotFound(err) {
+		t.Errorf("missing index: %v, want ErrNotFound", err)
 	}
 }

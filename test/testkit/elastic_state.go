@@ -109,6 +109,8 @@ type fakeIndex struct {
 	uuid string
 	open bool
 	docs int64
+	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata).
+	crawlers []FakeCrawlerEntity
 	// recovering is set on an index restored while restores were held.
 	recovering bool
 }
@@ -162,6 +164,30 @@ func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64
 			s.indices[index] = ix
 		}
 		ix.docs = docs
+	})
+}
+
+// FakeCrawlerEntity is one crawler metadata document of a workspace index, as Monocle 1.11.2
+// keeps them: {"crawler_metadata": {"crawler_name", "crawler_type", "crawler_type_value",
+// "last_commit_at"}} (src/Monocle/Backend/Documents.hs, ECrawlerMetadataObject).
+type FakeCrawlerEntity struct {
+	Crawler, Type, Value string
+	LastCommitAt         time.Time
+}
+
+// SetCrawlerMetadata replaces the crawler metadata documents of an index of the Elasticsearch
+// of Monocle monocle in namespace, creating the index, open, when it does not exist. The fake
+// answers a search of the index with the terms aggregation "crawlers" on
+// crawler_metadata.crawler_name and its "oldest" and "newest" last_commit_at (package
+// elastic's CrawlersProgress), whatever the query says.
+func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
+	f.with(namespace, monocle, func(s *esState) {
+		ix := s.indices[index]
+		if ix == nil {
+			ix = &fakeIndex{uuid: newUUID(), open: true}
+			s.indices[index] = ix
+		}
+		ix.crawlers = append([]FakeCrawlerEntity(nil), entities...)
 	})
 }
 

@@ -1,0 +1,60 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/test/testkit"
+)
+
+// TestCrawlerProgress reads the crawler metadata of two workspaces from the fake
+// Elasticsearch, one of which has no index yet, and puts it in status.crawlers; before a
+// read, and after a failed one, the status keeps what it had.
+func TestCrawlerProgress(t *testing.T) {
+	m := backupMonocle("")
+	f, _ := fakeElastic(t, m)
+	tr := f.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	newClient := func(url string) (elastic.Client, error) { return elastic.New(url, tr) }
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 4, 0, 0, 0, time.UTC) }
+	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: day(24)},
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/c", LastCommitAt: day(20)})
+	crawlers := []monoclev1alpha1.CrawlerStatus{
+		{Workspace: "demo", Name: "gh"}, {Workspace: "demo", Name: "gitlab"}, {Workspace: "new", Name: "gerrit"},
+	}
+	if got := crawlerWorkspaces(crawlers); len(got) != 2 || got[0] != "demo" || got[1] != "new" {
+		t.Fatalf("workspaces = %v", got)
+	}
+
+	read := readCrawlers(context.Background(), klog.Background(), newClient, elasticHealthURL(m), crawlerWorkspaces(crawlers))
+	if read == nil {
+		t.Fatal("the read failed")
+	}
+	got := withProgress(m, crawlers, read)
+	if c := got[0]; c.CrawledUntil == nil || !c.CrawledUntil.Time.Equal(day(20)) || c.Entities != 2 {
+		t.Errorf("gh: crawledUntil %v, %d entities; want the oldest date %s of 2", c.CrawledUntil, c.Entities, day(20))
+	}
+	if got[1].CrawledUntil != nil || got[2].CrawledUntil != nil {
+		t.Errorf("crawlers without metadata (or index) have progress: %+v", got[1:])
+	}
+
+	// No read yet, or a failed one: the status's values stay.
+	m.Status.Crawlers = got
+	kept := withProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil)
+	if kept[0].CrawledUntil == nil || !kept[0].CrawledUntil.Equal(&metav1.Time{Time: day(20)}) || kept[0].Entities != 2 {
+		t.Errorf("no read: crawledUntil %v, %d entities; want the status's", kept[0].CrawledUntil, kept[0].Entities)
+	}
+	bad := func(string) (elastic.Client, error) { return elastic.New("http://127.0.0.1:1", nil) }
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if r := readCrawlers(ctx, klog.Background(), bad, elasticHealthURL(m), []string{"demo"}); r != nil {
+		t.Errorf("an unreachable Elasticsearch gave progress %v, want nil", r)
+	}
+}

@@ -1,0 +1,55 @@
+package elastic_test
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+// searchAnswer is an Elasticsearch 7.17 search answer with the terms aggregation "crawlers"
+// and its min and max sub-aggregations (dates as epoch milliseconds, value_as_string ISO).
+const searchAnswer = `{"took":3,"timed_out":false,"_shards":{"total":1,"successful":1,"skipped":0,"failed":0},
+"hits":{"total":{"value":3,"relation":"eq"},"max_score":null,"hits":[]},
+"aggregations":{"crawlers":{"doc_count_error_upper_bound":0,"sum_other_doc_count":0,"buckets":[
+ {"key":"gh","doc_count":2,"oldest":{"value":1.7323344E12,"value_as_string":"2024-11-23T04:00:00.000Z"},"newest":{"value":1.7324208E12,"value_as_string":"2024-11-24T04:00:00.000Z"}},
+ {"key":"gerrit","doc_count":1,"oldest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"},"newest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"}}]}}}`
+
+func TestCrawlersProgress(t *testing.T) {
+	const path = "/monocle.changes.1.demo/_search"
+	tests := map[string]struct {
+		reply   reply
+		want    []elastic.CrawlerProgress
+		wantErr string
+	}{
+		"two crawlers, sorted by name": {reply: reply{200, searchAnswer}, want: []elastic.CrawlerProgress{
+			{Crawler: "gerrit", Entities: 1, Oldest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Newest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
+			{Crawler: "gh", Entities: 2, Oldest: time.Date(2024, 11, 23, 4, 0, 0, 0, time.UTC), Newest: time.Date(2024, 11, 24, 4, 0, 0, 0, time.UTC)},
+		}},
+		"no crawler metadata yet": {reply: reply{200, `{"hits":{"hits":[]},"aggregations":{"crawlers":{"buckets":[]}}}`}, want: []elastic.CrawlerProgress{}},
+		"no aggregations":         {reply: reply{200, `{"hits":{"hits":[]}}`}, wantErr: "no aggregations"},
+		"a bucket without dates": {reply: reply{200, `{"aggregations":{"crawlers":{"buckets":[{"key":"gh","doc_count":1,"oldest":{"value":null},"newest":{"value":null}}]}}}`},
+			wantErr: "without a name or dates"},
+		"garbage":       {reply: reply{200, `<html>`}, wantErr: "decoding <index>/_search"},
+		"missing index": {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.demo]"},"status":404}`}, wantErr: "404"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).CrawlersProgress(context.Background(), "monocle.changes.1.demo")
+			checkErr(t, err, tc.wantErr)
+			if tc.wantErr == "" && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("CrawlersProgress = %+v, want %+v", got, tc.want)
+			}
+			var body map[string]any
+			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil || body["size"] != 0.0 || body["aggs"] == nil {
+				t.Errorf("request body %s: want size 0 and aggregations", srv.Requests()[0].Body)
+			}
+		})
+	}
+}
