@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -81,6 +82,7 @@ func newHealthReads(ctx context.Context, o OperandOptions, enqueue func(key cach
 	}
 	return &healthReads{
 		ctx:      ctx,
+		http:     &http.Client{Transport: transport},
 		interval: o.Interval,
 		timeout:  o.Timeout,
 		slots:    make(chan struct{}, slots),
@@ -100,7 +102,9 @@ type healthReads struct {
 	// slots bounds the reads under way at once.
 	slots     chan struct{}
 	newClient func(url string) (elastic.Client, error)
-	enqueue   func(key cache.ObjectName, after time.Duration)
+	// http reads the Monocle API's /health.
+	http    *http.Client
+	enqueue func(key cache.ObjectName, after time.Duration)
 
 	mu   sync.Mutex
 	last map[cache.ObjectName]*healthRead
@@ -124,6 +128,25 @@ type healthRead struct {
 	// crawlers is the crawler progress the last read found, by crawlerKey; nil before a
 	// read that had workspaces to read.
 	crawlers map[string]elastic.CrawlerProgress
+	// apiRead is set once a read has asked the Monocle API for its /health; apiErr says why
+	// that failed ("" when it answered 200).
+	apiRead bool
+	apiErr  string
+}
+
+// readInputs is what a sync asks of the next read of a Monocle, besides Elasticsearch's
+// health and disk use.
+type readInputs struct {
+	// elasticReady says whether Elasticsearch has a ready pod: no read runs until it has.
+	elasticReady bool
+	// apiReady says whether the API has a ready pod, whose /health the read then asks for
+	// through the API Service.
+	apiReady bool
+	// plan is the backup work due (backup.go).
+	plan backupPlan
+	// workspaces are the workspaces with crawlers of the config in force, whose crawler
+	// progress the read reads (crawlers.go).
+	workspaces []string
 }
 
 // elasticHealthURL is the URL the operator reads a Monocle's Elasticsearch at: its Service,
@@ -138,12 +161,9 @@ func elasticHealthURL(m *monoclev1alpha1.Monocle) string {
 // leaves the status for the read's end, which enqueues m, so that a starting Monocle's status
 // goes from Starting to Ready in one write that carries the health.
 //
-// plan is the backup work due (backup.go): a read that carries a plan other than the last
-// one's starts at once, whatever the interval.
-//
-// workspaces are the workspaces with crawlers of the config in force, whose crawler progress
-// the read reads too (crawlers.go).
-func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, elasticReady bool, plan backupPlan, workspaces []string) (last healthRead, pending bool) {
+// A read that carries a backup plan other than the last one's starts at once, whatever the
+// interval.
+func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, in readInputs) (last healthRead, pending bool) {
 	key := cache.MetaObjectToName(m)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -152,16 +172,20 @@ func (h *healthReads) observe(ctx context.Context, m *monoclev1alpha1.Monocle, e
 		r = &healthRead{uid: m.UID}
 		h.last[key] = r
 	}
-	if !elasticReady {
+	if !in.elasticReady {
 		return *r, false
 	}
 	switch due := h.interval - time.Since(r.done); {
 	case r.running:
-	case r.done.IsZero() || due <= 0 || plan != r.plan:
+	case r.done.IsZero() || due <= 0 || in.plan != r.plan:
 		select {
 		case h.slots <- struct{}{}:
-			r.running, r.plan = true, plan
-			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m), plan, workspaces)
+			r.running, r.plan = true, in.plan
+			apiURL := ""
+			if in.apiReady {
+				apiURL = apiHealthURL(m)
+			}
+			go h.read(klog.FromContext(ctx), key, m.UID, elasticHealthURL(m), apiURL, in.plan, in.workspaces)
 		default:
 			// Every slot is taken: try again shortly.
 			h.enqueue(key, time.Second)
@@ -197,7 +221,9 @@ func (h *healthReads) forget(key cache.ObjectName) {
 //
 // A read with backup work (plan) then does it, with a timeout of its own, and records what
 // it did; such a read always enqueues key at its end.
-func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url string, plan backupPlan, workspaces []string) {
+//
+// apiURL, when set, is the Monocle API's /health, read too.
+func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url, apiURL string, plan backupPlan, workspaces []string) {
 	defer func() { <-h.slots }()
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
@@ -210,6 +236,10 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	var crawlers map[string]elastic.CrawlerProgress
 	if err == nil && len(workspaces) > 0 {
 		crawlers = readCrawlers(ctx, logger, h.newClient, url, workspaces)
+	}
+	apiErr := ""
+	if apiURL != "" {
+		apiErr = h.readAPI(ctx, apiURL)
 	}
 	var backup *backupOutcome
 	if plan != (backupPlan{}) {
@@ -224,7 +254,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	}
 	recordElasticsearch(key, health)
 	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil ||
-		(crawlers != nil && !equality.Semantic.DeepEqual(r.crawlers, crawlers))
+		(crawlers != nil && !equality.Semantic.DeepEqual(r.crawlers, crawlers)) || r.apiRead != (apiURL != "") || r.apiErr != apiErr
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
 		r.health = health
@@ -232,6 +262,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	if crawlers != nil {
 		r.crawlers = crawlers
 	}
+	r.apiRead, r.apiErr = apiURL != "", apiErr
 	if backup != nil {
 		r.backup = backup
 	}
@@ -240,6 +271,54 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		h.enqueue(key, 0)
 	}
 	h.enqueue(key, h.interval)
+}
+
+// readAPI asks the Monocle API at url for its health (GET /health, which Monocle 1.11.2
+// answers 200 once it serves: monocle-facts, components) and returns why it failed, or "".
+func (h *healthReads) readAPI(ctx context.Context, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := h.http.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("GET %s: %s", url, resp.Status)
+	}
+	return ""
+}
+
+// apiHealthURL is the URL of the health endpoint of Monocle m's API, through its Service.
+func apiHealthURL(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d/health", resources.APIName(m), m.Namespace, resources.APIPort)
+}
+
+// apiCondition is the APIHealthy condition for the last read r; apiReady says whether the
+// API has a ready pod. Until this process has asked the API, the condition m's status has
+// stands, as for Elasticsearch's (healthConditions).
+func apiCondition(m *monoclev1alpha1.Monocle, r healthRead, apiReady bool) metav1.Condition {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionAPIHealthy, Status: metav1.ConditionUnknown}
+	switch {
+	case !apiReady:
+		cond.Reason, cond.Message = ReasonAPINotReady, "The API has no ready pod to ask for its health"
+	case !r.apiRead:
+		if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); was != nil && was.Reason != ReasonAPINotReady {
+			return *was
+		}
+		cond.Reason, cond.Message = ReasonAPINotReady, "The API's health was not read yet"
+	case r.apiErr != "":
+		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonAPIUnreachable
+		cond.Message = truncate(fmt.Sprintf("The API does not answer its health check through Service %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
+			resources.APIName(m), resources.NetworkPolicyName(m), resources.APIPort, r.apiErr))
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonAPIAnswers,
+			fmt.Sprintf("The API answers GET /health through Service %s", resources.APIName(m))
+	}
+	return cond
 }
 
 // runBackup does the backup and restore work of plan on the Elasticsearch at url, with a

@@ -122,7 +122,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			m := newMonocle("m")
 			_, ctx := ktesting.NewTestContext(t)
 
-			last, pending := h.observe(ctx, m, false, backupPlan{}, nil)
+			last, pending := h.observe(ctx, m, readInputs{})
 			if pending || len(srv.Requests()) != 0 {
 				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", pending, len(srv.Requests()))
 			}
@@ -131,11 +131,11 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 				t.Errorf("before a ready pod: %+v", c)
 			}
 
-			if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
+			if _, pending := h.observe(ctx, m, readInputs{elasticReady: true}); !pending {
 				t.Error("the first read is not pending")
 			}
 			waitRead(t, got)
-			last, pending = h.observe(ctx, m, true, backupPlan{}, nil)
+			last, pending = h.observe(ctx, m, readInputs{elasticReady: true})
 			if pending {
 				t.Error("a read that ended is still pending")
 			}
@@ -170,7 +170,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			h.forget(cache.MetaObjectToName(m))
 			// Within the interval, no new read.
 			before := len(srv.Requests())
-			h.observe(ctx, m, true, backupPlan{}, nil)
+			h.observe(ctx, m, readInputs{elasticReady: true})
 			if after := len(srv.Requests()); after != before {
 				t.Errorf("a sync within the interval read again: %d requests, then %d", before, after)
 			}
@@ -225,7 +225,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := newMonocle("m")
 	for range 3 {
-		if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
+		if _, pending := h.observe(ctx, m, readInputs{elasticReady: true}); !pending {
 			t.Fatal("the first read is not pending while Elasticsearch has not answered")
 		}
 	}
@@ -236,7 +236,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	}
 	// A Monocle deleted and created again under the same name reads afresh.
 	m.UID = "another"
-	if _, pending := h.observe(ctx, m, true, backupPlan{}, nil); !pending {
+	if _, pending := h.observe(ctx, m, readInputs{elasticReady: true}); !pending {
 		t.Error("a new Monocle of the same name reuses the old one's read")
 	}
 	waitRead(t, got)
@@ -250,6 +250,8 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	srv := elastictest.NewServer(t)
 	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
 	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	// The API's health, asked through its Service, reaches the same fake (DialAddress).
+	srv.Reply("GET", "/health", 200, `"ok"`)
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
@@ -290,6 +292,42 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	}
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy); c.Status != metav1.ConditionTrue || c.Reason != ReasonYellow {
 		t.Errorf("ElasticsearchHealthy = %+v", c)
+	}
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
+	}
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != ReasonAPIAnswers {
+		t.Errorf("APIHealthy = %+v", c)
+	}
+}
+
+// TestAPIHealthReported: an API that answers its health check through the Service with an
+// error status is reported in APIHealthy, with the status, and the Monocle stays Ready.
+func TestAPIHealthReported(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, m, srv := readingFixture(ctx, t, time.Hour)
+	srv.Reply("GET", "/health", 503, `"starting"`)
+	c := f.controller
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	item, _ := c.queue.Get()
+	c.queue.Done(item)
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	w := writes(f.client.Actions())
+	if len(w) != 1 {
+		t.Fatalf("writes after the read: %v, want one status update", describe(w))
+	}
+	if got := srv.RequestsTo("GET", "/health"); len(got) != 1 {
+		t.Fatalf("%d health requests to the API, want 1", len(got))
+	}
+	status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
+	api := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy)
+	if api.Status != metav1.ConditionFalse || api.Reason != ReasonAPIUnreachable || !strings.Contains(api.Message, "503") || !strings.Contains(api.Message, "demo-api") {
+		t.Errorf("APIHealthy = %+v", api)
 	}
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v", c)

@@ -206,6 +206,17 @@ const (
 	ReasonVolumeHasRoom = "VolumeHasRoom"
 )
 
+// Reasons of the APIHealthy condition (health.go).
+const (
+	// ReasonAPIAnswers: the API answered GET /health through its Service (True).
+	ReasonAPIAnswers = "APIAnswers"
+	// ReasonAPIUnreachable: the API did not answer its health check through its Service
+	// (False); the message gives the error.
+	ReasonAPIUnreachable = "APIUnreachable"
+	// ReasonAPINotReady: the API has no ready pod, or was not asked yet (Unknown).
+	ReasonAPINotReady = "APINotReady"
+)
+
 // Reasons of the BackupReady condition and of backup events (backup.go).
 const (
 	// ReasonNotBackedUp: spec.backup is unset (BackupReady, False).

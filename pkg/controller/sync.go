@@ -278,10 +278,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
 		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
-		last, pending := c.health.observe(ctx, m, elasticReady, plan, crawlerWorkspaces(obs.crawlers))
+		apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
+		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
+			workspaces: crawlerWorkspaces(obs.crawlers)})
 		// Only a Monocle whose health no read has reported yet waits for the first.
 		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
+		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
 		lastBackup = last.backup
 		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers)
 	}

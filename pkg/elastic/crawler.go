@@ -77,4 +77,3 @@ func (c *client) CrawlersProgress(ctx context.Context, index string) ([]CrawlerP
 	sort.Slice(out, func(i, j int) bool { return out[i].Crawler < out[j].Crawler })
 	return out, nil
 }
-

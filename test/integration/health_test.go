@@ -26,6 +26,7 @@ func TestElasticsearchHealth(t *testing.T) {
 
 	// The fake answers yellow and 40% by default, as a single node with replicas would.
 	waitCondition(t, ns, "m", "ElasticsearchHealthy", metav1.ConditionTrue, "Yellow")
+	waitCondition(t, ns, "m", "APIHealthy", metav1.ConditionTrue, "APIAnswers")
 	waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionFalse, "VolumeHasRoom")
 	h := getMonocle(t, ns, "m").Status.ElasticsearchHealth
 	if h == nil || h.Status != "yellow" || ptr.Deref(h.DiskUsedPercent, -1) != 40 || h.DiskSize.String() != "10Gi" || h.IndicesSize.String() != "10Mi" {
@@ -66,6 +67,12 @@ func TestElasticsearchHealth(t *testing.T) {
 		return nil
 	})
 	waitCondition(t, ns, "m", "Ready", metav1.ConditionTrue, "AllComponentsReady")
+
+	// The API failing its health check through the Service: reported, Ready stays.
+	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: testkit.ElasticYellow, Allocation: testkit.Allocation40, APIStatus: 502})
+	if c := waitCondition(t, ns, "m", "APIHealthy", metav1.ConditionFalse, "APIUnreachable"); !strings.Contains(c.Message, "502") {
+		t.Errorf("APIHealthy message %q does not give the status", c.Message)
+	}
 
 	// Green again.
 	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: strings.Replace(testkit.ElasticYellow, `"yellow"`, `"green"`, 1), Allocation: testkit.Allocation40})

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"net/http"
@@ -16,6 +17,10 @@ type ElasticAnswer struct {
 	Health, Allocation string
 	// Status, when not 0, is the HTTP status of both answers.
 	Status int
+	// APIStatus, when not 0, is the HTTP status the Monocle API's GET /health gets (the
+	// operator asks it through "<name>-api.<namespace>.svc:8080", which reaches the fake
+	// too); 200 otherwise.
+	APIStatus int
 }
 
 // Answers of Elasticsearch 7.17 (Cluster health API; cat allocation API, format=json,
@@ -91,6 +96,13 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 	status := http.StatusOK
 	if a.Status != 0 {
 		status = a.Status
+	}
+	if r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api") {
+		// The Monocle API's health (Monocle 1.11.2 answers 200 once it serves).
+		w.Header().Del("X-Elastic-Product")
+		w.WriteHeader(cmp.Or(a.APIStatus, http.StatusOK))
+		_, _ = w.Write([]byte(`"api is running"`))
+		return
 	}
 	switch r.URL.Path {
 	case "/_cluster/health":

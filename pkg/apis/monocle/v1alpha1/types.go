@@ -859,6 +859,11 @@ const (
 	// exists, False when the cluster does not serve the PodMonitor API (the rest of the
 	// Monocle runs), and False with reason NotMonitored when spec.monitoring is unset.
 	ConditionMonitored = "Monitored"
+	// ConditionAPIHealthy reports the health the Monocle API gives the operator, which asks
+	// it (GET /health) through the API Service with each read of Elasticsearch: True when it
+	// answers 200, False when it does not (the message gives the error), Unknown while the
+	// API has no ready pod.
+	ConditionAPIHealthy = "APIHealthy"
 	// ConditionBackupReady reports spec.backup: True when the newest snapshot succeeded (or
 	// none was due yet), False when the newest attempt failed or the repository cannot be
 	// registered (the message says why), and False with reason NotBackedUp when spec.backup
