@@ -60,6 +60,12 @@ func readCrawlers(ctx context.Context, logger klog.Logger, newClient func(string
 	return out
 }
 
+// sameProgress reports whether a and b are the same progress (equality.Semantic cannot
+// compare time.Time, whose fields are unexported, and panics).
+func sameProgress(a, b elastic.CrawlerProgress) bool {
+	return a.Crawler == b.Crawler && a.Entities == b.Entities && a.Oldest.Equal(b.Oldest) && a.Newest.Equal(b.Newest)
+}
+
 // withProgress returns crawlers with the progress the last read found (read nil: no read
 // yet, and each crawler keeps what m's status says of it).
 func withProgress(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.CrawlerStatus, read map[string]elastic.CrawlerProgress) []monoclev1alpha1.CrawlerStatus {

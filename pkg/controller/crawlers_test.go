@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -56,5 +57,28 @@ func TestCrawlerProgress(t *testing.T) {
 	defer cancel()
 	if r := readCrawlers(ctx, klog.Background(), bad, elasticHealthURL(m), []string{"demo"}); r != nil {
 		t.Errorf("an unreachable Elasticsearch gave progress %v, want nil", r)
+	}
+}
+
+// TestReadsCompareCrawlerProgress: a read that finds crawler progress after an earlier one
+// did compares the two (the comparison once panicked on time.Time's unexported fields,
+// crashing the operator at the second read of any Monocle with crawler metadata).
+func TestReadsCompareCrawlerProgress(t *testing.T) {
+	m := backupMonocle("")
+	m.Spec.Backup = nil
+	f, _ := fakeElastic(t, m)
+	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: time.Date(2026, 11, 20, 4, 0, 0, 0, time.UTC)})
+	enqueued := make(chan struct{}, 16)
+	h := newHealthReads(context.Background(), OperandOptions{Interval: time.Hour, Timeout: 5 * time.Second, Transport: f.Transport()},
+		func(cache.ObjectName, time.Duration) { enqueued <- struct{}{} })
+	key := cache.MetaObjectToName(m)
+	h.last[key] = &healthRead{uid: m.UID}
+	for i := range 2 {
+		h.slots <- struct{}{}
+		h.read(klog.Background(), key, m.UID, elasticHealthURL(m), "", backupPlan{}, []string{"demo"})
+		if p, ok := h.last[key].crawlers[crawlerKey("demo", "gh")]; !ok || p.Entities != 1 {
+			t.Fatalf("read %d: crawlers %v", i, h.last[key].crawlers)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -254,7 +255,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	}
 	recordElasticsearch(key, health)
 	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil ||
-		(crawlers != nil && !equality.Semantic.DeepEqual(r.crawlers, crawlers)) || r.apiRead != (apiURL != "") || r.apiErr != apiErr
+		(crawlers != nil && !maps.EqualFunc(r.crawlers, crawlers, sameProgress)) || r.apiRead != (apiURL != "") || r.apiErr != apiErr
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
 		r.health = health
