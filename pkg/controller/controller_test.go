@@ -539,6 +539,7 @@ func TestCreatesAllObjects(t *testing.T) {
 				"spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"),
 			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
 			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
+			cond(monoclev1alpha1.ConditionUpgraded, metav1.ConditionTrue, ReasonUpToDate, "The API runs "+resources.DefaultMonocleImage),
 			cond(monoclev1alpha1.ConditionBackupReady, metav1.ConditionFalse, ReasonNotBackedUp,
 				"spec.backup is unset: the Elasticsearch index is not backed up"),
 		},
@@ -905,20 +906,25 @@ func TestSpecChangeUpdatesWorkloads(t *testing.T) {
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	kubeWrites, monocleWrites := f.run()
+	// The image change is an upgrade (upgrade.go): this sync records it and changes no
+	// image; the replicas change at once.
 	in := builtInputs(m, objects, resources.DefaultConfig)
-	wantAPI, wantCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
+	in.APIImage = resources.DefaultMonocleImage
+	wantAPI := resources.NewAPIDeployment(m, in)
 	checkActions(t, kubeWrites,
 		expectCreate(resources.NewAPIPodDisruptionBudget(m)),
-		expectUpdate(merged(f.controller.deployments, wantAPI, find[*appsv1.Deployment](objects, wantAPI.Name))),
-		expectUpdate(merged(f.controller.deployments, wantCrawler, find[*appsv1.Deployment](objects, wantCrawler.Name))))
+		expectUpdate(merged(f.controller.deployments, wantAPI, find[*appsv1.Deployment](objects, wantAPI.Name))))
 	api := written[*appsv1.Deployment](kubeWrites, "demo-api")
 	if api == nil {
 		t.Fatal("the API Deployment was not updated")
 	}
-	if *api.Spec.Replicas != 3 || api.Spec.Template.Spec.Containers[0].Image != m.Spec.Image {
+	if *api.Spec.Replicas != 3 || api.Spec.Template.Spec.Containers[0].Image != resources.DefaultMonocleImage {
 		t.Errorf("API Deployment after the change: replicas %d image %s", *api.Spec.Replicas, api.Spec.Template.Spec.Containers[0].Image)
 	}
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
+	if u := status.Upgrade; u == nil || u.From != resources.DefaultMonocleImage || u.To != m.Spec.Image || u.Phase != monoclev1alpha1.UpgradeStoppingCrawler {
+		t.Errorf("status.upgrade = %+v, want an upgrade to %s at StoppingCrawler", u, m.Spec.Image)
+	}
 	if status.ObservedGeneration != 2 {
 		t.Errorf("observedGeneration = %d, want 2", status.ObservedGeneration)
 	}

@@ -206,6 +206,21 @@ const (
 	ReasonVolumeHasRoom = "VolumeHasRoom"
 )
 
+// Reasons of the Upgraded condition and of upgrade events (upgrade.go); UpToDate (True) is
+// the reason of a Monocle that was never upgraded.
+const (
+	// ReasonUpgrading: an upgrade runs (False; a Normal event per phase).
+	ReasonUpgrading = "Upgrading"
+	// ReasonUpgradeBlocked: the snapshot taken before the upgrade failed (False; a Warning
+	// event).
+	ReasonUpgradeBlocked = "UpgradeBlocked"
+	// ReasonUpgradeSucceeded: the last upgrade succeeded (True; a Normal event).
+	ReasonUpgradeSucceeded = "UpgradeSucceeded"
+	// ReasonMonocleDowngrade: the new image would write an older config index than the
+	// running one has; refused (False).
+	ReasonMonocleDowngrade = "MonocleDowngrade"
+)
+
 // Reasons of the APIHealthy condition (health.go).
 const (
 	// ReasonAPIAnswers: the API answered GET /health through its Service (True).

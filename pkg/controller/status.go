@@ -118,6 +118,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		status.ElasticsearchHealth = obs.elasticsearchHealth.DeepCopy()
 	}
 	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
+	status.Upgrade = obs.upgrade.DeepCopy()
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}

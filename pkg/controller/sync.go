@@ -53,6 +53,8 @@ type observed struct {
 	// (backup.go, restore.go); a nil condition leaves the status's as it is.
 	backup  backupResult
 	restore restoreResult
+	// upgrade is status.upgrade (upgrade.go).
+	upgrade *monoclev1alpha1.UpgradeStatus
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -234,9 +236,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	obs.restore = restoreStatusAfter(m, lastBackup, now)
 	restoring := obs.restore.status != nil && obs.restore.status.Phase != monoclev1alpha1.RestoreSucceeded
+	// An image change of the API is an upgrade, in phases (upgrade.go).
+	upgrade := planUpgrade(m, obs.api, obs.crawler, lastBackup, restoring, now)
+	obs.upgrade = upgrade.status
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
-			CrawlerStopped: maintenance.stopCrawler, Restoring: restoring}
+			CrawlerStopped: maintenance.stopCrawler || upgrade.stopCrawler, Restoring: restoring,
+			APIImage: upgrade.apiImage, CrawlerImage: upgrade.crawlerImage, APIRecreate: upgrade.apiRecreate}
 		c.steps(
 			func() {
 				if secrets.api {
@@ -277,6 +283,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
+		if upgrade.snapshot != "" && plan.repo.Type != "" {
+			plan.take = upgrade.snapshot
+		}
 		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
 		apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
 		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
@@ -288,6 +297,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		lastBackup = last.backup
 		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers)
 	}
+	obs.conditions = append(obs.conditions, upgrade.condition)
 	obs.backup = backupStatus(m, lastBackup, now)
 
 	if cause := context.Cause(ctx); cause != nil {
@@ -317,6 +327,7 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
 	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
 	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
+	c.recordUpgradeTransition(m, m.Status.Upgrade, obs.upgrade)
 	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
 		if apierrors.IsConflict(err) && len(errs) == 0 {
 			return &staleCacheError{err}
@@ -389,7 +400,8 @@ func namespaceTerminating(err error) bool {
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
-		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore}}
+		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore},
+		upgrade: m.Status.Upgrade}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -10,9 +11,11 @@ import (
 )
 
 // NewAPIDeployment builds the Deployment "<name>-api" running `monocle api` on port 8080.
-// The API creates or migrates its Elasticsearch indices before it listens, so its startup
-// probe allows ten minutes. A rolling update keeps every ready pod until its successor is
-// ready.
+// The API creates or migrates its Elasticsearch indices before it listens (Monocle 1.11.2,
+// src/Main.hs), which rewrites every document when coming from 1.7 or older, so its startup
+// probe allows two hours, and the liveness probe, which only starts after it, never kills a
+// migration. A rolling update keeps every ready pod until its successor is ready; an upgrade
+// (in.APIRecreate) replaces them, so that one API version runs at a time.
 func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
 	env := []corev1.EnvVar{
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
@@ -25,26 +28,34 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	env = append(env, secretKeyEnv(SecretName(m), CrawlersAPIKeyKey), secretKeyEnv(SecretName(m), JWKGenKeyKey))
 	container := corev1.Container{
 		Name:    ComponentAPI,
-		Image:   APIImage(m),
+		Image:   cmp.Or(in.APIImage, APIImage(m)),
 		Command: []string{"monocle", "api"},
 		Env:     env,
 		EnvFrom: monocleEnvFrom(m),
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: APIPort, Protocol: corev1.ProtocolTCP},
 		},
-		StartupProbe:   httpProbe("/health", "http", 10, 5, 60),
+		StartupProbe:   httpProbe("/health", "http", 10, 5, apiStartupFailures),
 		ReadinessProbe: httpProbe("/health", "http", 10, 5, 3),
 		LivenessProbe:  httpProbe("/health", "http", 20, 5, 3),
 		Resources:      resourcesOr(m.Spec.API.Resources, "100m", "256Mi", "1Gi"),
 	}
-	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), appsv1.DeploymentStrategy{
+	strategy := appsv1.DeploymentStrategy{
 		Type: appsv1.RollingUpdateDeploymentStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDeployment{
 			MaxUnavailable: ptr.To(intstr.FromInt32(0)),
 			MaxSurge:       ptr.To(intstr.FromInt32(1)),
 		},
-	})
+	}
+	if in.APIRecreate {
+		strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
+	}
+	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), strategy)
 }
+
+// apiStartupFailures is the API's startup probe failure threshold: with a period of 10s, two
+// hours for the index migration before it listens.
+const apiStartupFailures = 720
 
 // NewAPIService builds the ClusterIP Service "<name>-api" on port 8080 in front of the API.
 func NewAPIService(m *monoclev1alpha1.Monocle) *corev1.Service {

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"cmp"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,7 +24,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 	}
 	container := corev1.Container{
 		Name:    ComponentCrawler,
-		Image:   CrawlerImage(m),
+		Image:   cmp.Or(in.CrawlerImage, CrawlerImage(m)),
 		Command: []string{"monocle", "crawler"},
 		Env:     env,
 		EnvFrom: monocleEnvFrom(m),

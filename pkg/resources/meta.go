@@ -66,6 +66,12 @@ type Inputs struct {
 	CrawlerStopped bool
 	// Restoring scales the API and the crawler to zero, while a snapshot is restored.
 	Restoring bool
+	// APIImage and CrawlerImage, when set, replace the spec's images: an upgrade keeps a
+	// component on its running image until its turn comes.
+	APIImage, CrawlerImage string
+	// APIRecreate replaces the API's pods instead of rolling them: an upgrade runs one API
+	// version at a time.
+	APIRecreate bool
 }
 
 // APIName is the name of the API Deployment and Service, the generated Secret and the

@@ -595,7 +595,54 @@ type MonocleStatus struct {
 	// Restore reports the restore of spec.restore.
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
+	// Upgrade reports the last Monocle version upgrade: a change of the API's image, which
+	// the operator carries out in phases so that one API version runs at a time.
+	// +optional
+	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
 }
+
+// UpgradeStatus is a Monocle version upgrade: a change of the API's image.
+type UpgradeStatus struct {
+	// From is the API image that ran before.
+	From string `json:"from"`
+	// To is the API image upgraded to.
+	To string `json:"to"`
+	// Phase is BackingUp (with spec.backup: the snapshot named in snapshot is taken first),
+	// Blocked (that snapshot failed; the message says how to go on), StoppingCrawler,
+	// ReplacingAPI (the old API pods are gone before the new one starts and migrates the
+	// index), StartingCrawler (the new API is ready; the new crawler starts) or Succeeded.
+	Phase UpgradePhase `json:"phase"`
+	// Snapshot is the snapshot taken before the upgrade, pre-upgrade-<8 hex of to>.
+	// +optional
+	Snapshot string `json:"snapshot,omitempty"`
+	// StartTime is when the upgrade started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when it succeeded.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Message explains a blocked upgrade.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// UpgradePhase is the phase of an upgrade.
+// +kubebuilder:validation:Enum=BackingUp;Blocked;StoppingCrawler;ReplacingAPI;StartingCrawler;Succeeded
+type UpgradePhase string
+
+// Phases of an upgrade, in order (Blocked stops BackingUp).
+const (
+	UpgradeBackingUp       UpgradePhase = "BackingUp"
+	UpgradeBlocked         UpgradePhase = "Blocked"
+	UpgradeStoppingCrawler UpgradePhase = "StoppingCrawler"
+	UpgradeReplacingAPI    UpgradePhase = "ReplacingAPI"
+	UpgradeStartingCrawler UpgradePhase = "StartingCrawler"
+	UpgradeSucceeded       UpgradePhase = "Succeeded"
+)
+
+// UpgradeWithoutBackupAnnotation on a Monocle whose upgrade is Blocked by a failed
+// pre-upgrade snapshot, set to "true", lets the upgrade go on without it.
+const UpgradeWithoutBackupAnnotation = "monocle.change-metrics.io/upgrade-without-backup"
 
 // BackupStatus is what the operator knows of a Monocle's snapshots.
 type BackupStatus struct {
@@ -864,6 +911,10 @@ const (
 	// answers 200, False when it does not (the message gives the error), Unknown while the
 	// API has no ready pod.
 	ConditionAPIHealthy = "APIHealthy"
+	// ConditionUpgraded reports Monocle version upgrades (status.upgrade): True when the API
+	// runs the spec's image, False while an upgrade runs (the message gives its phase),
+	// when it is blocked, or when the new image is a Monocle downgrade, which is refused.
+	ConditionUpgraded = "Upgraded"
 	// ConditionBackupReady reports spec.backup: True when the newest snapshot succeeded (or
 	// none was due yet), False when the newest attempt failed or the repository cannot be
 	// registered (the message says why), and False with reason NotBackedUp when spec.backup
