@@ -320,7 +320,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 				}
 				st.LastSuccessful = ls
 			}
-			if f := lastFailed(out.snapshots, st.LastSuccessful); f != nil {
+			if f := lastFailed(out.snapshots, lastSuccessful(out.snapshots)); f != nil {
 				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: f.Name, Time: statusTime(f.End), Reason: truncate(failureReason(*f))}
 			} else if st.LastFailure != nil && st.LastSuccessful != nil && st.LastFailure.Time != nil &&
 				!st.LastFailure.Time.After(st.LastSuccessful.Time.Time) {
@@ -343,7 +343,7 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 	case out != nil && out.repoErr != "":
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonRepositoryFailed
 		cond.Message = truncate("Cannot register the snapshot repository (" + st.Repository + "): " + out.repoErr)
-	case st.LastFailure != nil && (st.LastSuccessful == nil || st.LastFailure.Time == nil || st.LastFailure.Time.After(st.LastSuccessful.Time.Time)):
+	case failing(st, out):
 		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonBackupFailed
 		name := st.LastFailure.Name
 		if name == "" {
@@ -363,15 +363,38 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 	return backupResult{status: st, condition: cond}
 }
 
-// lastFailed is the newest FAILED or PARTIAL snapshot of snaps that ended after success.
-func lastFailed(snaps []elastic.Snapshot, success *monoclev1alpha1.SnapshotStatus) *elastic.Snapshot {
+// failing reports whether the newest backup attempt of st failed: from the snapshots a read
+// listed (out), by their end times to the millisecond; else from the status, where times
+// are kept to the second and a failure in the second of the last success counts as failing.
+func failing(st *monoclev1alpha1.BackupStatus, out *backupOutcome) bool {
+	if st.LastFailure == nil {
+		return false
+	}
+	if st.LastSuccessful == nil || st.LastFailure.Time == nil || st.LastSuccessful.Time == nil {
+		return true
+	}
+	if out != nil && out.listed && out.repoErr == "" && out.takeErr == "" {
+		if last := lastSuccessful(out.snapshots); last != nil && last.Name == st.LastSuccessful.Name {
+			for _, s := range out.snapshots {
+				if s.Name == st.LastFailure.Name {
+					return !s.End.Before(last.End)
+				}
+			}
+		}
+	}
+	return !st.LastFailure.Time.Before(st.LastSuccessful.Time)
+}
+
+// lastFailed is the newest FAILED or PARTIAL snapshot of snaps that ended no earlier than
+// success (nil: none succeeded).
+func lastFailed(snaps []elastic.Snapshot, success *elastic.Snapshot) *elastic.Snapshot {
 	var last *elastic.Snapshot
 	for i := range snaps {
 		s := &snaps[i]
 		if s.State != elastic.SnapshotFailed && s.State != elastic.SnapshotPartial {
 			continue
 		}
-		if success != nil && success.Time != nil && !s.End.After(success.Time.Time) {
+		if success != nil && s.End.Before(success.End) {
 			continue
 		}
 		if last == nil || !s.End.Before(last.End) {

@@ -319,3 +319,37 @@ func TestBackupStatusIsStableReadBack(t *testing.T) {
 		t.Errorf("status.restore computed again differs from its copy read back:\n%+v\n%+v", r, back.Restore)
 	}
 }
+
+// TestFailureInTheSecondOfASuccess: the newest of a success and a failure that end in the
+// same second is told by their milliseconds (the status keeps seconds).
+func TestFailureInTheSecondOfASuccess(t *testing.T) {
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	snap := func(name string, state elastic.SnapshotState, ms int) elastic.Snapshot {
+		end := at.Add(time.Duration(ms) * time.Millisecond)
+		return elastic.Snapshot{Name: name, State: state, Start: end, End: end, Reason: "boom"}
+	}
+	for name, tc := range map[string]struct {
+		snaps  []elastic.Snapshot
+		reason string
+	}{
+		"failure after the success": {snaps: []elastic.Snapshot{snap("scheduled-a", elastic.SnapshotSuccess, 100), snap("manual-b", elastic.SnapshotFailed, 600)}, reason: ReasonBackupFailed},
+		"success after the failure": {snaps: []elastic.Snapshot{snap("manual-b", elastic.SnapshotFailed, 100), snap("scheduled-a", elastic.SnapshotSuccess, 600)}, reason: ReasonBackupSucceeded},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := backupMonocle("")
+			out := &backupOutcome{listed: true, snapshots: tc.snaps, sizes: map[string]int64{}}
+			r := backupStatus(m, out, at.Add(time.Second))
+			if r.condition.Reason != tc.reason {
+				t.Errorf("condition %s (%s), want %s", r.condition.Reason, r.condition.Message, tc.reason)
+			}
+			if (tc.reason == ReasonBackupSucceeded) != (r.status.LastFailure == nil) {
+				t.Errorf("lastFailure %+v", r.status.LastFailure)
+			}
+			// Read back without a read (an operator restart): the same answer.
+			m.Status.Backup = r.status
+			if again := backupStatus(m, nil, at.Add(2*time.Second)); again.condition.Reason != tc.reason {
+				t.Errorf("from the status alone: %s, want %s", again.condition.Reason, tc.reason)
+			}
+		})
+	}
+}

@@ -127,7 +127,15 @@ func TestBackups(t *testing.T) {
 		t.Errorf("%d scheduled and %d manual snapshots, want 1 (at most 2) and 1", scheduled, manual)
 	}
 
-	// A failed snapshot: reported, and the Monocle stays Ready.
+	// A failed snapshot: reported, and the Monocle stays Ready. The schedule goes first, so
+	// that no scheduled snapshot succeeds meanwhile.
+	patchMonocle(t, ns, `{"spec":{"backup":{"schedule":null}}}`)
+	testkit.Eventually(t, 250*time.Millisecond, 30*time.Second, "the schedule gone from the status", func() error {
+		if st := getMonocle(t, ns, "m").Status.Backup; st == nil || st.NextScheduled != nil {
+			return fmt.Errorf("status.backup = %+v", st)
+		}
+		return nil
+	})
 	env.Elastic.SnapshotOutcome(ns, "m", testkit.SnapshotFailed, "disk full")
 	env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.BackupAnnotation+"=second", "--overwrite")
 	failed := waitCondition(t, ns, "m", "BackupReady", metav1.ConditionFalse, "BackupFailed")
@@ -137,7 +145,6 @@ func TestBackups(t *testing.T) {
 	waitEvent(t, ns, "BackupFailed", "disk full")
 	waitCondition(t, ns, "m", "Ready", metav1.ConditionTrue, "AllComponentsReady")
 	env.Elastic.SnapshotOutcome(ns, "m", "", "")
-	patchMonocle(t, ns, `{"spec":{"backup":{"schedule":null}}}`)
 }
 
 func mountsClaim(sts *appsv1.StatefulSet, claim string) bool {
