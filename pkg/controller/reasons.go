@@ -221,6 +221,30 @@ const (
 	ReasonMonocleDowngrade = "MonocleDowngrade"
 )
 
+// Reasons of the CrawlersProgressing condition and of crawler restart events (stuck.go).
+const (
+	// ReasonCrawlersProgressing: every running crawler made progress within
+	// spec.crawler.stuckAfter (True).
+	ReasonCrawlersProgressing = "CrawlersProgressing"
+	// ReasonStuckCheckOff: spec.crawler.stuckAfter is 0s (True).
+	ReasonStuckCheckOff = "StuckCheckOff"
+	// ReasonCrawlerRestarted: a crawler made no progress; the operator restarted the
+	// crawler pod and waits for progress (False; a Warning event per restart).
+	ReasonCrawlerRestarted = "CrawlerRestarted"
+	// ReasonCrawlerStuck: spec.crawler.maxRestarts restarts in a row did not help; the
+	// operator stops restarting (False).
+	ReasonCrawlerStuck = "CrawlerStuck"
+)
+
+// Reasons of the OIDCReady condition (oidc.go), present only with an OIDC auth_provider.
+const (
+	// ReasonOIDCOverHTTPS: the public URL is HTTPS (True).
+	ReasonOIDCOverHTTPS = "OIDCOverHTTPS"
+	// ReasonOIDCNeedsHTTPS: the public URL is plain HTTP, where Monocle's Secure session
+	// cookie never comes back: logins fail (False; a Warning event).
+	ReasonOIDCNeedsHTTPS = "OIDCNeedsHTTPS"
+)
+
 // Reasons of the APIHealthy condition (health.go).
 const (
 	// ReasonAPIAnswers: the API answered GET /health through its Service (True).

@@ -35,7 +35,7 @@ var blocking = map[string]bool{
 // Elasticsearch turned red or its volume is almost full.
 func warnsOf(cond metav1.Condition) bool {
 	switch {
-	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull:
+	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull || cond.Reason == ReasonOIDCNeedsHTTPS:
 		return true
 	case blocking[cond.Reason] || cond.Reason == ReasonAPINotServed:
 		return cond.Status == metav1.ConditionFalse
@@ -119,6 +119,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	}
 	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
 	status.Upgrade = obs.upgrade.DeepCopy()
+	status.CrawlerRestarts = obs.crawlerRestarts.DeepCopy()
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}
@@ -184,6 +185,10 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	case restore != nil && restore.Status == metav1.ConditionFalse:
 		// The restore keeps the API and the crawler stopped.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
+	case upgradeStopsMonocle(obs.upgrade):
+		// The upgrade stops the crawler, then replaces the API.
+		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonUpgrading
+		ready.Message = upgradingCondition(obs.upgrade).Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
 		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
@@ -204,6 +209,9 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	}
 	if m.Spec.Restore == nil {
 		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionRestored)
+	}
+	if obs.noOIDC {
+		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionOIDCReady)
 	}
 	for _, cond := range conditions {
 		cond.ObservedGeneration = m.Generation

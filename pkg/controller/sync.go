@@ -55,6 +55,13 @@ type observed struct {
 	restore restoreResult
 	// upgrade is status.upgrade (upgrade.go).
 	upgrade *monoclev1alpha1.UpgradeStatus
+	// noOIDC is set when the config in force has no OIDC auth_provider: the status then has
+	// no OIDCReady condition.
+	noOIDC bool
+	// crawlerRestarts is status.crawlerRestarts (stuck.go); crawlerRestarted is set when
+	// this sync asks for a restart.
+	crawlerRestarts  *monoclev1alpha1.CrawlerRestarts
+	crawlerRestarted bool
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -217,6 +224,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	secrets, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
 	keep(err)
 	obs.conditions = append(obs.conditions, secrets.condition, versionCond)
+	if oidc := oidcCondition(m, cfg.parsed); oidc != nil {
+		obs.conditions = append(obs.conditions, *oidc)
+	} else {
+		obs.noOIDC = cfg.parsed != nil
+	}
 	if adoptedCond != nil {
 		obs.conditions = append(obs.conditions, *adoptedCond)
 	}
@@ -242,7 +254,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
 			CrawlerStopped: maintenance.stopCrawler || upgrade.stopCrawler, Restoring: restoring,
-			APIImage: upgrade.apiImage, CrawlerImage: upgrade.crawlerImage, APIRecreate: upgrade.apiRecreate}
+			APIImage: upgrade.apiImage, CrawlerImage: upgrade.crawlerImage, APIRecreate: upgrade.apiRecreate,
+			CrawlerRestartedAt: crawlerRestartedAt(m)}
 		c.steps(
 			func() {
 				if secrets.api {
@@ -280,6 +293,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		Message: "The operator reconciles this Monocle",
 	})
 
+	obs.crawlerRestarts = m.Status.CrawlerRestarts
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
@@ -296,6 +310,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
 		lastBackup = last.backup
 		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers)
+		stall := checkCrawlers(m, obs.crawlers, obs.crawler, last.crawlers != nil || m.Status.CrawlerRestarts != nil, now)
+		obs.crawlers, obs.crawlerRestarts, obs.crawlerRestarted = stall.crawlers, stall.restarts, stall.restarted
+		if stall.condition != nil {
+			obs.conditions = append(obs.conditions, *stall.condition)
+		}
 	}
 	obs.conditions = append(obs.conditions, upgrade.condition)
 	obs.backup = backupStatus(m, lastBackup, now)
@@ -328,6 +347,9 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
 	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
 	c.recordUpgradeTransition(m, m.Status.Upgrade, obs.upgrade)
+	if obs.crawlerRestarted {
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonCrawlerRestarted, "Restarting the crawler pod: %s", obs.crawlerRestarts.Reason)
+	}
 	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
 		if apierrors.IsConflict(err) && len(errs) == 0 {
 			return &staleCacheError{err}
@@ -401,7 +423,7 @@ func namespaceTerminating(err error) bool {
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
 		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore},
-		upgrade: m.Status.Upgrade}
+		upgrade: m.Status.Upgrade, crawlerRestarts: m.Status.CrawlerRestarts}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

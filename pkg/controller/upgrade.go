@@ -207,6 +207,19 @@ func snapshotState(out *backupOutcome, name string) (elastic.SnapshotState, stri
 	return "", ""
 }
 
+// upgradeStopsMonocle reports whether upgrade st is in a phase where the crawler or the API
+// is down on purpose: the Monocle is not Ready meanwhile.
+func upgradeStopsMonocle(st *monoclev1alpha1.UpgradeStatus) bool {
+	if st == nil {
+		return false
+	}
+	switch st.Phase {
+	case monoclev1alpha1.UpgradeStoppingCrawler, monoclev1alpha1.UpgradeReplacingAPI, monoclev1alpha1.UpgradeStartingCrawler:
+		return true
+	}
+	return false
+}
+
 // upgradingCondition is the Upgraded condition of an upgrade under way.
 func upgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionFalse, Reason: ReasonUpgrading}

@@ -40,6 +40,11 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 	if in.CrawlerStopped || in.Restoring {
 		replicas = 0
 	}
-	return newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,
+	d := newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,
 		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType})
+	if in.CrawlerRestartedAt != "" {
+		d.Spec.Template.Annotations[CrawlerRestartedAtAnnotation] = in.CrawlerRestartedAt
+		setSpecHash(&d.ObjectMeta, d.Spec)
+	}
+	return d
 }

@@ -72,7 +72,15 @@ type Inputs struct {
 	// APIRecreate replaces the API's pods instead of rolling them: an upgrade runs one API
 	// version at a time.
 	APIRecreate bool
+	// CrawlerRestartedAt, when set, goes on the crawler's pod template as
+	// CrawlerRestartedAtAnnotation: a new value restarts the crawler pod (as kubectl rollout
+	// restart does).
+	CrawlerRestartedAt string
 }
+
+// CrawlerRestartedAtAnnotation on the crawler's pod template is the time of the last restart
+// the operator asked for because crawlers made no progress.
+const CrawlerRestartedAtAnnotation = "monocle.change-metrics.io/restarted-at"
 
 // APIName is the name of the API Deployment and Service, the generated Secret and the
 // ConfigMap of Monocle m: "<name>-api".

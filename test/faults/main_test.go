@@ -73,6 +73,8 @@ type sizes struct {
 	// restoreRuns restore a snapshot while the operator is killed and the API server
 	// restarted.
 	restoreRuns int
+	// upgradeRuns upgrade a Monocle while the operator is killed.
+	upgradeRuns int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -82,13 +84,13 @@ var (
 		name: "short", crashMonocles: 20, crashNamespaces: 4, crashKills: 10,
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
-		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, quietWindow: 5 * time.Second,
+		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
-		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, quietWindow: 10 * time.Second,
+		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, quietWindow: 10 * time.Second,
 	}
 )
 

@@ -56,3 +56,9 @@ func TestRestoreCrashes(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testRestoreCrashes(t)
 }
+
+// TestUpgradeCrashes is scenario 9 (testUpgradeCrashes).
+func TestUpgradeCrashes(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testUpgradeCrashes(t)
+}

@@ -493,6 +493,22 @@ type CrawlerSpec struct {
 	// 50m CPU and 128Mi memory and a 512Mi memory limit.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// StuckAfter is how long a running crawler may go without progress (a crawler of
+	// status.crawlers whose crawledUntil does not move) before the operator restarts the
+	// crawler pod: a Monocle 1.11.2 crawler can hang on one request for hours
+	// (change-metrics/monocle#1154) while its /health answers 200. A duration such as 6h;
+	// defaults to 6h; 0s turns the restarts off. After a restart the operator waits as long
+	// again for progress.
+	// +optional
+	StuckAfter *metav1.Duration `json:"stuckAfter,omitempty"`
+	// MaxRestarts is how many restarts in a row, without progress in between, the operator
+	// makes before it stops and reports the crawler stuck (CrawlersProgressing=False,
+	// CrawlerStuck): a crawler that fails on an entity is not helped by restarts. Defaults to
+	// 3.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 }
 
 // ElasticsearchSpec is the Elasticsearch database: one single-node StatefulSet with a volume.
@@ -595,6 +611,9 @@ type MonocleStatus struct {
 	// Restore reports the restore of spec.restore.
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
+	// CrawlerRestarts reports the restarts of the crawler pod for want of progress.
+	// +optional
+	CrawlerRestarts *CrawlerRestarts `json:"crawlerRestarts,omitempty"`
 	// Upgrade reports the last Monocle version upgrade: a change of the API's image, which
 	// the operator carries out in phases so that one API version runs at a time.
 	// +optional
@@ -821,6 +840,26 @@ type CrawlerStatus struct {
 	// has crawler metadata for.
 	// +optional
 	Entities int32 `json:"entities,omitempty"`
+	// LastProgressTime is when the operator last saw crawledUntil move, or the crawler
+	// (re)start from which it waits for progress.
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+}
+
+// CrawlerRestarts are the restarts of the crawler pod the operator made because crawlers
+// made no progress (spec.crawler.stuckAfter).
+type CrawlerRestarts struct {
+	// Total counts every such restart of this Monocle.
+	Total int32 `json:"total"`
+	// SinceProgress counts the restarts since a crawler last made progress; at
+	// spec.crawler.maxRestarts the operator stops restarting.
+	SinceProgress int32 `json:"sinceProgress"`
+	// LastTime is when the last restart was asked for; the crawler pod template carries it.
+	// +optional
+	LastTime *metav1.Time `json:"lastTime,omitempty"`
+	// Reason names the crawlers that made no progress.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // ConfigSource is where a Monocle's config.yaml comes from.
@@ -911,6 +950,15 @@ const (
 	// answers 200, False when it does not (the message gives the error), Unknown while the
 	// API has no ready pod.
 	ConditionAPIHealthy = "APIHealthy"
+	// ConditionCrawlersProgressing reports the crawlers' progress (status.crawlers): True when
+	// every running crawler with crawler metadata moved within spec.crawler.stuckAfter, False
+	// while the operator restarts a stuck crawler pod and when restarts do not help.
+	ConditionCrawlersProgressing = "CrawlersProgressing"
+	// ConditionOIDCReady, present only when config.yaml has an OIDC auth_provider, is False
+	// when the public URL is not HTTPS: Monocle's session cookie is Secure and
+	// SameSite=Strict (Monocle 1.11.2, src/Monocle/Api/Server.hs), so logins over plain HTTP
+	// fail silently.
+	ConditionOIDCReady = "OIDCReady"
 	// ConditionUpgraded reports Monocle version upgrades (status.upgrade): True when the API
 	// runs the spec's image, False while an upgrade runs (the message gives its phase),
 	// when it is blocked, or when the new image is a Monocle downgrade, which is refused.
