@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -64,8 +65,8 @@ func waitRead(t *testing.T, got chan enqueued) {
 	for _, want := range []time.Duration{0, time.Hour} {
 		select {
 		case e := <-got:
-			if e.after != want || e.key.Name != "m" {
-				t.Fatalf("enqueued %+v, want m after %s", e, want)
+			if e.after != want || (e.key.Name != "m" && !strings.HasPrefix(e.key.Name, "m-")) {
+				t.Fatalf("enqueued %+v, want m or m-<n> after %s", e, want)
 			}
 		case <-time.After(30 * time.Second):
 			t.Fatal("the read never ended")
@@ -88,6 +89,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 		health                                   *monoclev1alpha1.ElasticsearchHealth
 	}
 	tenGiB, fiftyMiB := mebibytes(10<<30), mebibytes(50<<20)
+	cases := 0
 	for name, tc := range map[string]struct {
 		health, allocation http.Handler
 		want               want
@@ -114,12 +116,15 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
 				message: "no disk"}},
 	} {
+		// Each case has a Monocle of its own: the metrics are global, and a read a case
+		// leaves running could write its result over the next case's.
+		cases++
 		t.Run(name, func(t *testing.T) {
 			srv := elastictest.NewServer(t)
 			srv.Handle("GET", "/_cluster/health", tc.health)
 			srv.Handle("GET", "/_cat/allocation", tc.allocation)
 			h, got := testHealthReads(t, srv, 500*time.Millisecond)
-			m := newMonocle("m")
+			m := newMonocle(fmt.Sprintf("m-%d", cases))
 			_, ctx := ktesting.NewTestContext(t)
 
 			last, pending := h.observe(ctx, m, readInputs{})
@@ -154,13 +159,13 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 				t.Errorf("health %+v, want %+v", last.health, tc.want.health)
 			}
 			// The same in /metrics.
-			monocle := map[string]string{"monocle_namespace": "default", "monocle": "m"}
+			monocle := map[string]string{"monocle_namespace": "default", "monocle": m.Name}
 			up := gaugeValue(t, "monocle_operator_elasticsearch_up", monocle)
 			if want := tc.want.health != nil; (up == 1) != want {
 				t.Errorf("monocle_operator_elasticsearch_up = %v, want read: %v", up, want)
 			}
 			if h := tc.want.health; h != nil {
-				if v := gaugeValue(t, "monocle_operator_elasticsearch_status", map[string]string{"monocle_namespace": "default", "monocle": "m", "status": h.Status}); v != 1 {
+				if v := gaugeValue(t, "monocle_operator_elasticsearch_status", map[string]string{"monocle_namespace": "default", "monocle": m.Name, "status": h.Status}); v != 1 {
 					t.Errorf("monocle_operator_elasticsearch_status{status=%q} = %v, want 1", h.Status, v)
 				}
 				if v := gaugeValue(t, "monocle_operator_elasticsearch_disk_used_ratio", monocle); v != float64(*h.DiskUsedPercent)/100 {
