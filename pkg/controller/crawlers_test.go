@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
@@ -34,28 +36,45 @@ func TestCrawlerProgress(t *testing.T) {
 		t.Fatalf("workspaces = %v", got)
 	}
 
-	read := readCrawlers(context.Background(), klog.Background(), newClient, elasticHealthURL(m), crawlerWorkspaces(crawlers))
-	if read == nil {
+	long := strings.Repeat("é", 300)
+	f.SetCrawlerErrors("ns", "m", "monocle.changes.1.demo",
+		testkit.FakeCrawlerError{Crawler: "gitlab", EntityType: "project", EntityValue: "x/y", Message: "old", CreatedAt: time.Now().Add(-72 * time.Hour)},
+		testkit.FakeCrawlerError{Crawler: "gh", EntityType: "project", EntityValue: "a/b", Message: long, CreatedAt: time.Now().Add(-time.Hour)})
+	read, errs := readCrawlers(context.Background(), klog.Background(), newClient, elasticHealthURL(m), crawlerWorkspaces(crawlers))
+	if read == nil || errs == nil {
 		t.Fatal("the read failed")
 	}
-	got := withProgress(m, crawlers, read)
+	got := withProgress(m, crawlers, read, errs)
 	if c := got[0]; c.CrawledUntil == nil || !c.CrawledUntil.Time.Equal(day(20)) || c.Entities != 2 {
 		t.Errorf("gh: crawledUntil %v, %d entities; want the oldest date %s of 2", c.CrawledUntil, c.Entities, day(20))
 	}
 	if got[1].CrawledUntil != nil || got[2].CrawledUntil != nil {
 		t.Errorf("crawlers without metadata (or index) have progress: %+v", got[1:])
 	}
+	if e := got[0].Errors; e == nil || e.LastDay != 1 || e.Total != 1 || e.LastEntity != "project a/b" || len(e.LastMessage) > maxErrorMessage+len("…") || !utf8.ValidString(e.LastMessage) {
+		t.Errorf("gh errors: %+v", got[0].Errors)
+	}
+	if e := got[1].Errors; e == nil || e.LastDay != 0 || e.Total != 1 {
+		t.Errorf("gitlab errors: %+v", got[1].Errors)
+	}
+	cond := crawlersHealthyCondition(got)
+	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonCrawlerErrors || !strings.Contains(cond.Message, "demo/gh: 1 errors") || strings.Contains(cond.Message, "demo/gitlab") {
+		t.Errorf("CrawlersHealthy = %+v: want gh named, and not gitlab, whose error is 3 days old", cond)
+	}
+	if c := crawlersHealthyCondition(crawlers); c.Status != metav1.ConditionTrue {
+		t.Errorf("no errors: %+v", c)
+	}
 
 	// No read yet, or a failed one: the status's values stay.
 	m.Status.Crawlers = got
-	kept := withProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil)
+	kept := withProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil, nil)
 	if kept[0].CrawledUntil == nil || !kept[0].CrawledUntil.Equal(&metav1.Time{Time: day(20)}) || kept[0].Entities != 2 {
 		t.Errorf("no read: crawledUntil %v, %d entities; want the status's", kept[0].CrawledUntil, kept[0].Entities)
 	}
 	bad := func(string) (elastic.Client, error) { return elastic.New("http://127.0.0.1:1", nil) }
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if r := readCrawlers(ctx, klog.Background(), bad, elasticHealthURL(m), []string{"demo"}); r != nil {
+	if r, _ := readCrawlers(ctx, klog.Background(), bad, elasticHealthURL(m), []string{"demo"}); r != nil {
 		t.Errorf("an unreachable Elasticsearch gave progress %v, want nil", r)
 	}
 }

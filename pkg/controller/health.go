@@ -126,9 +126,10 @@ type healthRead struct {
 	// last read with backup work did of it (nil before one).
 	plan   backupPlan
 	backup *backupOutcome
-	// crawlers is the crawler progress the last read found, by crawlerKey; nil before a
-	// read that had workspaces to read.
-	crawlers map[string]elastic.CrawlerProgress
+	// crawlers is the crawler progress the last read found, by crawlerKey, and
+	// crawlerErrors their errors; nil before a read that had workspaces to read.
+	crawlers      map[string]elastic.CrawlerProgress
+	crawlerErrors map[string]elastic.CrawlerErrors
 	// apiRead is set once a read has asked the Monocle API for its /health; apiErr says why
 	// that failed ("" when it answered 200).
 	apiRead bool
@@ -235,8 +236,9 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		logger.V(4).Info("Reading Elasticsearch failed", "monocle", key, "err", err)
 	}
 	var crawlers map[string]elastic.CrawlerProgress
+	var crawlerErrors map[string]elastic.CrawlerErrors
 	if err == nil && len(workspaces) > 0 {
-		crawlers = readCrawlers(ctx, logger, h.newClient, url, workspaces)
+		crawlers, crawlerErrors = readCrawlers(ctx, logger, h.newClient, url, workspaces)
 	}
 	apiErr := ""
 	if apiURL != "" {
@@ -255,13 +257,14 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	}
 	recordElasticsearch(key, health)
 	changed := r.done.IsZero() || r.err != errText || !equality.Semantic.DeepEqual(r.health, health) || backup != nil ||
-		(crawlers != nil && !maps.EqualFunc(r.crawlers, crawlers, sameProgress)) || r.apiRead != (apiURL != "") || r.apiErr != apiErr
+		(crawlers != nil && (!maps.EqualFunc(r.crawlers, crawlers, sameProgress) || !maps.EqualFunc(r.crawlerErrors, crawlerErrors, sameErrors))) ||
+		r.apiRead != (apiURL != "") || r.apiErr != apiErr
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
 		r.health = health
 	}
 	if crawlers != nil {
-		r.crawlers = crawlers
+		r.crawlers, r.crawlerErrors = crawlers, crawlerErrors
 	}
 	r.apiRead, r.apiErr = apiURL != "", apiErr
 	if backup != nil {

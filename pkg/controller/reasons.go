@@ -221,6 +221,15 @@ const (
 	ReasonMonocleDowngrade = "MonocleDowngrade"
 )
 
+// Reasons of the CrawlersHealthy condition (crawlers.go).
+const (
+	// ReasonNoCrawlerErrors: no crawler stored an error in the last 24 hours (True).
+	ReasonNoCrawlerErrors = "NoCrawlerErrors"
+	// ReasonCrawlerErrors: a crawler stored errors in the last 24 hours (False); the message
+	// names each with its newest error.
+	ReasonCrawlerErrors = "CrawlerErrors"
+)
+
 // Reasons of the CrawlersProgressing condition and of crawler restart events (stuck.go).
 const (
 	// ReasonCrawlersProgressing: every running crawler made progress within

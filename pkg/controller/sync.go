@@ -309,7 +309,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
 		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
 		lastBackup = last.backup
-		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers)
+		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers, last.crawlerErrors)
+		if last.crawlers != nil {
+			obs.conditions = append(obs.conditions, crawlersHealthyCondition(obs.crawlers))
+		}
 		stall := checkCrawlers(m, obs.crawlers, obs.crawler, last.crawlers != nil || m.Status.CrawlerRestarts != nil, now)
 		obs.crawlers, obs.crawlerRestarts, obs.crawlerRestarted = stall.crawlers, stall.restarts, stall.restarted
 		if stall.condition != nil {

@@ -68,6 +68,8 @@ type Client interface {
 
 	// CrawlersProgress reports how far each crawler of a workspace index has crawled.
 	CrawlersProgress(ctx context.Context, index string) ([]CrawlerProgress, error)
+	// CrawlersErrors sums up the errors each crawler of a workspace index stored.
+	CrawlersErrors(ctx context.Context, index string) ([]CrawlerErrors, error)
 }
 
 // ErrNotFound matches, with errors.Is, an error from a call that Elasticsearch answered with

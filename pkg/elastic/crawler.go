@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v7/esapi"
@@ -73,6 +74,92 @@ func (c *client) CrawlersProgress(ctx context.Context, index string) ([]CrawlerP
 		}
 		out = append(out, CrawlerProgress{Crawler: b.Key, Entities: b.DocCount,
 			Oldest: time.UnixMilli(int64(*b.Oldest.Value)).UTC(), Newest: time.UnixMilli(int64(*b.Newest.Value)).UTC()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Crawler < out[j].Crawler })
+	return out, nil
+}
+
+// CrawlerErrors sums up the errors one crawler of a workspace stored in the workspace's index
+// since Monocle 1.11: documents {"error_data": {"crawler_name", "created_at", "entity_type",
+// "entity_value", "message", "body"}} (Monocle 1.11.2, src/Monocle/Backend/Documents.hs,
+// EError), which the API's /api/2/crawler/errors lists.
+type CrawlerErrors struct {
+	// Crawler is the crawler's name in config.yaml.
+	Crawler string
+	// Total counts its errors in the index; LastDay those created in the 24 hours before the
+	// search.
+	Total, LastDay int
+	// LastTime, LastMessage and LastEntity ("<entity_type> <entity_value>") describe its
+	// newest error.
+	LastTime    time.Time
+	LastMessage string
+	LastEntity  string
+}
+
+// crawlerErrorsQuery aggregates the error documents of an index by crawler name: the count,
+// the count of the last day (a filter aggregation on a date-math range) and the newest error
+// without its body (a top_hits aggregation sorted by created_at; Elasticsearch 7.17
+// reference, Top hits aggregation).
+const crawlerErrorsQuery = `{"size":0,"query":{"exists":{"field":"error_data.crawler_name"}},` +
+	`"aggs":{"crawlers":{"terms":{"field":"error_data.crawler_name","size":1000},` +
+	`"aggs":{"last_day":{"filter":{"range":{"error_data.created_at":{"gte":"now-1d"}}}},` +
+	`"last":{"top_hits":{"size":1,"sort":[{"error_data.created_at":{"order":"desc"}}],` +
+	`"_source":{"includes":["error_data.created_at","error_data.message","error_data.entity_type","error_data.entity_value"]}}}}}}}`
+
+// CrawlersErrors sums up the errors of every crawler with errors in index (a workspace's),
+// sorted by crawler name, from one search with aggregations (POST <index>/_search). A missing
+// index is ErrNotFound.
+func (c *client) CrawlersErrors(ctx context.Context, index string) ([]CrawlerErrors, error) {
+	const what = "<index>/_search"
+	if err := checkName("index", index); err != nil {
+		return nil, fmt.Errorf("crawler errors: %w", err)
+	}
+	var resp struct {
+		Aggregations *struct {
+			Crawlers struct {
+				Buckets []struct {
+					Key      string `json:"key"`
+					DocCount int    `json:"doc_count"`
+					LastDay  struct {
+						DocCount int `json:"doc_count"`
+					} `json:"last_day"`
+					Last struct {
+						Hits struct {
+							Hits []struct {
+								Source struct {
+									ErrorData struct {
+										CreatedAt   string `json:"created_at"`
+										Message     string `json:"message"`
+										EntityType  string `json:"entity_type"`
+										EntityValue string `json:"entity_value"`
+									} `json:"error_data"`
+								} `json:"_source"`
+							} `json:"hits"`
+						} `json:"hits"`
+					} `json:"last"`
+				} `json:"buckets"`
+			} `json:"crawlers"`
+		} `json:"aggregations"`
+	}
+	req := esapi.SearchRequest{Index: []string{index}, Body: bytes.NewReader([]byte(crawlerErrorsQuery))}
+	if err := c.callJSON(ctx, "POST "+index+"/_search", what, req, &resp); err != nil {
+		return nil, err
+	}
+	if resp.Aggregations == nil {
+		return nil, fmt.Errorf("decoding %s: no aggregations", what)
+	}
+	out := make([]CrawlerErrors, 0, len(resp.Aggregations.Crawlers.Buckets))
+	for _, b := range resp.Aggregations.Crawlers.Buckets {
+		if b.Key == "" || len(b.Last.Hits.Hits) == 0 {
+			return nil, fmt.Errorf("decoding %s: crawler error bucket %q without a name or a newest error", what, b.Key)
+		}
+		e := b.Last.Hits.Hits[0].Source.ErrorData
+		at, err := time.Parse(time.RFC3339, e.CreatedAt)
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s: error of crawler %s: created_at %q: %w", what, b.Key, e.CreatedAt, err)
+		}
+		out = append(out, CrawlerErrors{Crawler: b.Key, Total: b.DocCount, LastDay: b.LastDay.DocCount, LastTime: at.UTC(),
+			LastMessage: e.Message, LastEntity: strings.TrimSpace(e.EntityType + " " + e.EntityValue)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Crawler < out[j].Crawler })
 	return out, nil

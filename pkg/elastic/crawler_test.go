@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,6 +50,51 @@ func TestCrawlersProgress(t *testing.T) {
 			var body map[string]any
 			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil || body["size"] != 0.0 || body["aggs"] == nil {
 				t.Errorf("request body %s: want size 0 and aggregations", srv.Requests()[0].Body)
+			}
+		})
+	}
+}
+
+// errorsAnswer is an Elasticsearch 7.17 search answer with the terms aggregation "crawlers",
+// its filter sub-aggregation last_day and its top_hits sub-aggregation last.
+const errorsAnswer = `{"took":2,"timed_out":false,"hits":{"total":{"value":13,"relation":"eq"},"max_score":null,"hits":[]},
+"aggregations":{"crawlers":{"doc_count_error_upper_bound":0,"sum_other_doc_count":0,"buckets":[
+ {"key":"gh","doc_count":12,"last_day":{"doc_count":3},"last":{"hits":{"total":{"value":12,"relation":"eq"},"max_score":null,"hits":[
+  {"_index":"monocle.changes.1.demo","_type":"_doc","_id":"x","_score":null,"_source":{"error_data":{"created_at":"2026-11-25T10:00:00Z","message":"Bad credentials","entity_type":"project","entity_value":"change-metrics/monocle"}},"sort":[1795600800000]}]}}},
+ {"key":"gerrit","doc_count":1,"last_day":{"doc_count":0},"last":{"hits":{"total":{"value":1,"relation":"eq"},"max_score":null,"hits":[
+  {"_index":"monocle.changes.1.demo","_type":"_doc","_id":"y","_score":null,"_source":{"error_data":{"created_at":"2026-11-01T00:00:00Z","message":"timeout","entity_type":"project","entity_value":"zuul"}},"sort":[1793491200000]}]}}}]}}}`
+
+func TestCrawlersErrors(t *testing.T) {
+	const path = "/monocle.changes.1.demo/_search"
+	tests := map[string]struct {
+		reply   reply
+		want    []elastic.CrawlerErrors
+		wantErr string
+	}{
+		"two crawlers, sorted by name": {reply: reply{200, errorsAnswer}, want: []elastic.CrawlerErrors{
+			{Crawler: "gerrit", Total: 1, LastDay: 0, LastTime: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), LastMessage: "timeout", LastEntity: "project zuul"},
+			{Crawler: "gh", Total: 12, LastDay: 3, LastTime: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), LastMessage: "Bad credentials", LastEntity: "project change-metrics/monocle"},
+		}},
+		"no errors":       {reply: reply{200, `{"aggregations":{"crawlers":{"buckets":[]}}}`}, want: []elastic.CrawlerErrors{}},
+		"no aggregations": {reply: reply{200, `{"hits":{"hits":[]}}`}, wantErr: "no aggregations"},
+		"a bucket without its newest error": {reply: reply{200, `{"aggregations":{"crawlers":{"buckets":[{"key":"gh","doc_count":1,"last_day":{"doc_count":1},"last":{"hits":{"hits":[]}}}]}}}`},
+			wantErr: "without a name or a newest error"},
+		"a date that is not one": {reply: reply{200, `{"aggregations":{"crawlers":{"buckets":[{"key":"gh","doc_count":1,"last_day":{"doc_count":1},"last":{"hits":{"hits":[{"_source":{"error_data":{"created_at":"yesterday"}}}]}}}]}}}`},
+			wantErr: "created_at"},
+		"garbage":       {reply: reply{200, `[`}, wantErr: "decoding <index>/_search"},
+		"missing index": {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index"},"status":404}`}, wantErr: "404"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
+			got, err := newClient(t, srv).CrawlersErrors(context.Background(), "monocle.changes.1.demo")
+			checkErr(t, err, tc.wantErr)
+			if tc.wantErr == "" && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("CrawlersErrors = %+v, want %+v", got, tc.want)
+			}
+			if body := string(srv.Requests()[0].Body); !strings.Contains(body, `"last_day"`) || strings.Contains(body, `"error_data.body"`) {
+				t.Errorf("request body %s: want the last_day filter and no error body", body)
 			}
 		})
 	}

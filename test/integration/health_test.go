@@ -91,4 +91,20 @@ func TestElasticsearchHealth(t *testing.T) {
 		}
 		return nil
 	})
+
+	// Crawler errors: CrawlersHealthy names the failing crawler, and kubectl get -o wide
+	// shows it.
+	waitCondition(t, ns, "m", "CrawlersHealthy", metav1.ConditionTrue, "NoCrawlerErrors")
+	env.Elastic.SetCrawlerErrors(ns, "m", "monocle.changes.1.demo", testkit.FakeCrawlerError{Crawler: "gh", EntityType: "organization",
+		EntityValue: "change-metrics", Message: "Bad credentials", CreatedAt: time.Now().Add(-time.Minute)})
+	failing := waitCondition(t, ns, "m", "CrawlersHealthy", metav1.ConditionFalse, "CrawlerErrors")
+	if !strings.Contains(failing.Message, "demo/gh") || !strings.Contains(failing.Message, "Bad credentials") {
+		t.Errorf("CrawlersHealthy message %q does not name the crawler and its error", failing.Message)
+	}
+	if wide := env.Kubectl.Must(t, "get", "monocle", "-n", ns, "m", "-o", "wide"); !strings.Contains(wide, "Bad credentials") {
+		t.Errorf("kubectl get -o wide does not show the failing crawler:\n%s", wide)
+	}
+	if e := getMonocle(t, ns, "m").Status.Crawlers[0].Errors; e == nil || e.LastDay != 1 || e.LastEntity != "organization change-metrics" {
+		t.Errorf("status.crawlers[0].errors = %+v", e)
+	}
 }

@@ -137,7 +137,16 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
 	case len(seg) == 2 && seg[1] == "_search" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodGet, http.MethodPost}
-		handle = func(s *esState) (int, any) { return s.searchCrawlers(seg[0]) }
+		body, err := readBody(r)
+		handle = func(s *esState) (int, any) {
+			if err != nil {
+				return errAnswer(badRequest(err))
+			}
+			if strings.Contains(string(body), "error_data") {
+				return s.searchErrors(seg[0])
+			}
+			return s.searchCrawlers(seg[0])
+		}
 	case len(seg) == 2 && seg[1] == "_close" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPost}
 		handle = func(s *esState) (int, any) { return s.closeIndices(seg[0]) }
@@ -747,5 +756,52 @@ func (s *esState) searchCrawlers(index string) (int, any) {
 		"aggregations": map[string]any{"crawlers": map[string]any{
 			"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
 		}},
+	}
+}
+
+// searchErrors answers a search of index with the aggregation of its crawler errors by
+// crawler name (see SetCrawlerErrors), in the shape of Elasticsearch 7.17: per crawler the
+// count, a last_day filter count and the newest error in a top_hits.
+func (s *esState) searchErrors(index string) (int, any) {
+	ix := s.indices[index]
+	if ix == nil {
+		return errAnswer(indexNotFound(index))
+	}
+	byName := map[string][]FakeCrawlerError{}
+	for _, e := range ix.errors {
+		byName[e.Crawler] = append(byName[e.Crawler], e)
+	}
+	names := keys(byName)
+	sort.Strings(names)
+	buckets := []any{}
+	dayAgo := time.Now().Add(-24 * time.Hour)
+	for _, name := range names {
+		errs := byName[name]
+		newest, lastDay := errs[0], 0
+		for _, e := range errs {
+			if e.CreatedAt.After(newest.CreatedAt) {
+				newest = e
+			}
+			if !e.CreatedAt.Before(dayAgo) {
+				lastDay++
+			}
+		}
+		source := map[string]any{"error_data": map[string]any{
+			"created_at": newest.CreatedAt.UTC().Format(time.RFC3339), "message": newest.Message,
+			"entity_type": newest.EntityType, "entity_value": newest.EntityValue,
+		}}
+		buckets = append(buckets, map[string]any{
+			"key": name, "doc_count": len(errs), "last_day": map[string]any{"doc_count": lastDay},
+			"last": map[string]any{"hits": map[string]any{
+				"total": map[string]any{"value": len(errs), "relation": "eq"}, "max_score": nil,
+				"hits": []any{map[string]any{"_index": index, "_type": "_doc", "_id": newUUID(), "_score": nil, "_source": source,
+					"sort": []any{newest.CreatedAt.UnixMilli()}}},
+			}},
+		})
+	}
+	return http.StatusOK, map[string]any{
+		"took": 1, "timed_out": false,
+		"hits":         map[string]any{"total": map[string]any{"value": len(ix.errors), "relation": "eq"}, "max_score": nil, "hits": []any{}},
+		"aggregations": map[string]any{"crawlers": map[string]any{"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets}},
 	}
 }

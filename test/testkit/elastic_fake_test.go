@@ -558,3 +558,24 @@ func TestFakeElasticCrawlerProgress(t *testing.T) {
 		t.Errorf("missing index: %v, want ErrNotFound", err)
 	}
 }
+
+func TestFakeElasticCrawlerErrors(t *testing.T) {
+	f := startFake(t)
+	c, _ := fakeClient(t, f, "ns", "m")
+	now := time.Now().UTC().Truncate(time.Second)
+	f.SetCrawlerErrors("ns", "m", "monocle.changes.1.demo",
+		FakeCrawlerError{Crawler: "gh", EntityType: "project", EntityValue: "a/b", Message: "old", CreatedAt: now.Add(-48 * time.Hour)},
+		FakeCrawlerError{Crawler: "gh", EntityType: "project", EntityValue: "a/c", Message: "Bad credentials", CreatedAt: now.Add(-time.Hour)})
+	got, err := c.CrawlersErrors(context.Background(), "monocle.changes.1.demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []elastic.CrawlerErrors{{Crawler: "gh", Total: 2, LastDay: 1, LastTime: now.Add(-time.Hour), LastMessage: "Bad credentials", LastEntity: "project a/c"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CrawlersErrors = %+v, want %+v", got, want)
+	}
+	// The crawler metadata search still answers progress.
+	if p, err := c.CrawlersProgress(context.Background(), "monocle.changes.1.demo"); err != nil || len(p) != 0 {
+		t.Errorf("CrawlersProgress = %v, %v; want none", p, err)
+	}
+}

@@ -109,8 +109,10 @@ type fakeIndex struct {
 	uuid string
 	open bool
 	docs int64
-	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata).
+	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
+	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
+	errors   []FakeCrawlerError
 	// recovering is set on an index restored while restores were held.
 	recovering bool
 }
@@ -188,6 +190,29 @@ func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string,
 			s.indices[index] = ix
 		}
 		ix.crawlers = append([]FakeCrawlerEntity(nil), entities...)
+	})
+}
+
+// FakeCrawlerError is one crawler error document of a workspace index, as Monocle 1.11.2
+// stores them: {"error_data": {"crawler_name", "created_at", "entity_type", "entity_value",
+// "message", "body"}} (src/Monocle/Backend/Documents.hs, EError).
+type FakeCrawlerError struct {
+	Crawler, EntityType, EntityValue, Message string
+	CreatedAt                                 time.Time
+}
+
+// SetCrawlerErrors replaces the crawler error documents of an index of the Elasticsearch of
+// Monocle monocle in namespace, creating the index, open, when it does not exist. A search of
+// the index whose body names error_data gets their aggregation by crawler name (package
+// elastic's CrawlersErrors).
+func (f *FakeElasticsearch) SetCrawlerErrors(namespace, monocle, index string, errs ...FakeCrawlerError) {
+	f.with(namespace, monocle, func(s *esState) {
+		ix := s.indices[index]
+		if ix == nil {
+			ix = &fakeIndex{uuid: newUUID(), open: true}
+			s.indices[index] = ix
+		}
+		ix.errors = append([]FakeCrawlerError(nil), errs...)
 	})
 }
 

@@ -37,6 +37,7 @@ import (
 // +kubebuilder:printcolumn:name="Elasticsearch",type=string,priority=1,JSONPath=`.status.elasticsearchHealth.status`
 // +kubebuilder:printcolumn:name="Disk",type=integer,priority=1,JSONPath=`.status.elasticsearchHealth.diskUsedPercent`
 // +kubebuilder:printcolumn:name="Backup",type=string,priority=1,JSONPath=`.status.backup.lastSuccessful.name`
+// +kubebuilder:printcolumn:name="Crawlers",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="CrawlersHealthy")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Monocle struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -844,6 +845,28 @@ type CrawlerStatus struct {
 	// (re)start from which it waits for progress.
 	// +optional
 	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+	// Errors sums up the errors the crawler stored in the workspace's index (Monocle 1.11
+	// and later, /api/2/crawler/errors), read from Elasticsearch with its health; unset when
+	// it has none.
+	// +optional
+	Errors *CrawlerErrorsStatus `json:"errors,omitempty"`
+}
+
+// CrawlerErrorsStatus is a bounded summary of a crawler's errors.
+type CrawlerErrorsStatus struct {
+	// LastDay counts the errors of the last 24 hours; Total all of them in the index.
+	LastDay int32 `json:"lastDay"`
+	// Total counts every error of the crawler in the index.
+	Total int32 `json:"total"`
+	// LastTime is when the newest error happened.
+	// +optional
+	LastTime *metav1.Time `json:"lastTime,omitempty"`
+	// LastEntity is what the crawler was crawling then, "<type> <name>" (project x/y).
+	// +optional
+	LastEntity string `json:"lastEntity,omitempty"`
+	// LastMessage is the newest error's message, cut to 256 bytes.
+	// +optional
+	LastMessage string `json:"lastMessage,omitempty"`
 }
 
 // CrawlerRestarts are the restarts of the crawler pod the operator made because crawlers
@@ -950,6 +973,10 @@ const (
 	// answers 200, False when it does not (the message gives the error), Unknown while the
 	// API has no ready pod.
 	ConditionAPIHealthy = "APIHealthy"
+	// ConditionCrawlersHealthy is True when no crawler of the config in force stored an
+	// error in the last 24 hours, False otherwise (the message names each failing crawler
+	// with its newest error; status.crawlers[].errors has the counts).
+	ConditionCrawlersHealthy = "CrawlersHealthy"
 	// ConditionCrawlersProgressing reports the crawlers' progress (status.crawlers): True when
 	// every running crawler with crawler metadata moved within spec.crawler.stuckAfter, False
 	// while the operator restarts a stuck crawler pod and when restarts do not help.
