@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -229,7 +230,13 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	defer func() { <-h.slots }()
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
-	health, err := readElastic(ctx, h.newClient, url)
+	h.mu.Lock()
+	var blocks bool
+	if r := h.last[key]; r != nil && r.health != nil {
+		blocks = len(r.health.ReadOnlyIndices) > 0
+	}
+	h.mu.Unlock()
+	health, err := readElastic(ctx, logger.WithValues("monocle", key), h.newClient, url, blocks)
 	var errText string
 	if err != nil {
 		errText = err.Error()
@@ -349,7 +356,13 @@ func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, url st
 }
 
 // readElastic reads the cluster health and the disk use of the Elasticsearch at url.
-func readElastic(ctx context.Context, newClient func(string) (elastic.Client, error), url string) (*monoclev1alpha1.ElasticsearchHealth, error) {
+//
+// When the disk is more than DiskPressurePercent full, or blocks was set by the last read, it
+// also reads the indices Elasticsearch made read-only at its flood-stage watermark (issue
+// 18): Monocle ignores the failed writes and drops what it crawls. Once the disk is back
+// under the high watermark a block that stayed (Elasticsearch lifts it by itself only from
+// 7.4) is cleared. A failure of these requests is logged, never a failed read.
+func readElastic(ctx context.Context, logger klog.Logger, newClient func(string) (elastic.Client, error), url string, blocks bool) (*monoclev1alpha1.ElasticsearchHealth, error) {
 	client, err := newClient(url)
 	if err != nil {
 		return nil, err
@@ -362,12 +375,42 @@ func readElastic(ctx context.Context, newClient func(string) (elastic.Client, er
 	if err != nil {
 		return nil, err
 	}
-	return &monoclev1alpha1.ElasticsearchHealth{
+	out := &monoclev1alpha1.ElasticsearchHealth{
 		Status:          string(health.Status),
 		DiskUsedPercent: ptr.To(int32(disk.PercentUsed())),
 		DiskSize:        mebibytes(disk.TotalBytes),
 		IndicesSize:     mebibytes(disk.IndicesBytes),
-	}, nil
+	}
+	if blocks || disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent {
+		out.ReadOnlyIndices = readOnlyIndices(ctx, logger, client, disk)
+	}
+	return out, nil
+}
+
+// readOnlyIndices returns the indices with Elasticsearch's flood-stage block, after clearing
+// it when disk is under the high watermark.
+func readOnlyIndices(ctx context.Context, logger klog.Logger, client elastic.Client, disk elastic.Disk) []string {
+	blocked, err := client.ReadOnlyIndices(ctx)
+	if err != nil || len(blocked) == 0 {
+		if err != nil {
+			logger.V(2).Info("Reading the read-only indices failed", "err", err)
+		}
+		return nil
+	}
+	wm, err := client.Watermarks(ctx)
+	if err != nil {
+		logger.V(2).Info("Reading the disk watermarks failed", "err", err)
+		return blocked
+	}
+	if wm.High.Exceeded(disk) {
+		return blocked
+	}
+	if err := client.ClearReadOnly(ctx, blocked...); err != nil {
+		logger.V(2).Info("Clearing the read-only block failed", "indices", blocked, "err", err)
+		return blocked
+	}
+	logger.Info("Cleared the flood-stage read-only block: the disk is under the high watermark", "indices", blocked, "high", wm.High.String())
+	return nil
 }
 
 // mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes
@@ -420,6 +463,12 @@ func healthConditions(m *monoclev1alpha1.Monocle, r healthRead, elasticReady boo
 			resources.ElasticName(m) + "-0)"
 	}
 	used := ptr.Deref(h.DiskUsedPercent, 0)
+	if len(h.ReadOnlyIndices) > 0 {
+		disk.Status, disk.Reason = metav1.ConditionTrue, ReasonIndicesReadOnly
+		disk.Message = truncate(fmt.Sprintf("Elasticsearch's data volume is %d%% full and Elasticsearch made %d indices read-only at its flood-stage watermark (%s): Monocle drops what it crawls until they are writable; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion), and the operator clears the block once the disk is under the high watermark",
+			used, len(h.ReadOnlyIndices), strings.Join(h.ReadOnlyIndices, ", ")))
+		return []metav1.Condition{healthy, disk}
+	}
 	disk.Status, disk.Reason = metav1.ConditionFalse, ReasonVolumeHasRoom
 	disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (at most %d%%)", used, monoclev1alpha1.DiskPressurePercent)
 	if used > monoclev1alpha1.DiskPressurePercent {

@@ -14,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 )
 
@@ -123,6 +125,8 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			srv := elastictest.NewServer(t)
 			srv.Handle("GET", "/_cluster/health", tc.health)
 			srv.Handle("GET", "/_cat/allocation", tc.allocation)
+			// Past 85%, the read asks which indices are read-only: none here.
+			srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200, `{}`)
 			h, got := testHealthReads(t, srv, 500*time.Millisecond)
 			m := newMonocle(fmt.Sprintf("m-%d", cases))
 			_, ctx := ktesting.NewTestContext(t)
@@ -421,5 +425,87 @@ func TestRestartKeepsEarlierHealth(t *testing.T) {
 		status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
 		t.Errorf("a restarted operator wrote the status before reading Elasticsearch: ElasticsearchHealthy %+v",
 			condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy))
+	}
+}
+
+// clusterSettings96 is GET _cluster/settings?include_defaults&flat_settings of Elasticsearch
+// 7.17 with the default disk watermarks (85%, 90%, 95%).
+const clusterSettings96 = `{"persistent":{},"transient":{},"defaults":{"cluster.routing.allocation.disk.watermark.low":"85%",` +
+	`"cluster.routing.allocation.disk.watermark.high":"90%","cluster.routing.allocation.disk.watermark.flood_stage":"95%"}}`
+
+// TestReadOnlyBlockCleared: past the flood stage the read reports the indices Elasticsearch
+// made read-only (DiskPressure IndicesReadOnly); once the disk is under the high watermark
+// and the block stayed, the read clears it, and the next one finds none.
+func TestReadOnlyBlockCleared(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(allocation80)
+	srv.Reply("GET", "/_cluster/health", 200, greenHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, full)
+	srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200,
+		`{"monocle.changes.1.demo":{"settings":{"index.blocks.read_only_allow_delete":"true"}},"monocle.config":{"settings":{}}}`)
+	srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)
+	srv.Reply("PUT", "/monocle.changes.1.demo/_settings", 200, `{"acknowledged":true}`)
+	h, got := testHealthReads(t, srv, time.Hour)
+	m := newMonocle("m")
+	_, ctx := ktesting.NewTestContext(t)
+	key := cache.MetaObjectToName(m)
+	// read runs one read starting from the earlier health was, and returns its result.
+	read := func(was *monoclev1alpha1.ElasticsearchHealth) healthRead {
+		t.Helper()
+		h.mu.Lock()
+		h.last[key] = &healthRead{uid: m.UID, health: was}
+		h.mu.Unlock()
+		h.observe(ctx, m, readInputs{elasticReady: true})
+		waitRead(t, got)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return *h.last[key]
+	}
+
+	last := read(nil)
+	disk := condition(t, withConditions(healthConditions(m, last, true)), monoclev1alpha1.ConditionDiskPressure)
+	if disk.Reason != ReasonIndicesReadOnly || !strings.Contains(disk.Message, "monocle.changes.1.demo") {
+		t.Fatalf("past the flood stage: DiskPressure %+v", disk)
+	}
+	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 0 {
+		t.Fatalf("the block was cleared %d times above the high watermark", n)
+	}
+
+	// The disk is back under the high watermark, the block stayed: cleared.
+	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	last = read(last.health)
+	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 1 {
+		t.Fatalf("%d block clearings under the high watermark, want 1", n)
+	}
+	if disk := condition(t, withConditions(healthConditions(m, last, true)), monoclev1alpha1.ConditionDiskPressure); disk.Reason != ReasonVolumeHasRoom {
+		t.Errorf("after the clearing: DiskPressure %+v", disk)
+	}
+}
+
+// TestReadOnlyReadFailuresAreNotFatal: past 85% full, an Elasticsearch whose settings cannot
+// be read (500, garbage, slow) still has its health and disk use read.
+func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
+	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(allocation80)
+	for name, settings := range map[string]http.Handler{
+		"500":     elastictest.Error(500, "exception", "boom"),
+		"garbage": elastictest.Raw(200, "text/html", "<html>"),
+		"slow":    elastictest.Slow(time.Minute, elastictest.JSON(200, `{}`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_cluster/health", 200, greenHealth)
+			srv.Reply("GET", "/_cat/allocation", 200, full)
+			srv.Handle("GET", "/_all/_settings/index.blocks.read_only_allow_delete", settings)
+			client, err := elastic.New(srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			health, err := readElastic(ctx, klog.Background(), func(string) (elastic.Client, error) { return client, nil }, srv.URL, false)
+			if err != nil || health == nil || health.Status != "green" || ptr.Deref(health.DiskUsedPercent, 0) < 95 || health.ReadOnlyIndices != nil {
+				t.Errorf("health %+v, err %v; want green, 95%% or more, no read-only indices", health, err)
+			}
+		})
 	}
 }

@@ -201,6 +201,9 @@ const (
 	// ReasonVolumeAlmostFull: the data volume is more than DiskPressurePercent full
 	// (DiskPressure, True; a Warning event when it becomes so).
 	ReasonVolumeAlmostFull = "VolumeAlmostFull"
+	// ReasonIndicesReadOnly: Elasticsearch made indices read-only at its flood-stage
+	// watermark (DiskPressure, True; a Warning event when it happens).
+	ReasonIndicesReadOnly = "IndicesReadOnly"
 	// ReasonVolumeHasRoom: the data volume is at most DiskPressurePercent full (DiskPressure,
 	// False).
 	ReasonVolumeHasRoom = "VolumeHasRoom"

@@ -35,7 +35,7 @@ var blocking = map[string]bool{
 // Elasticsearch turned red or its volume is almost full.
 func warnsOf(cond metav1.Condition) bool {
 	switch {
-	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull || cond.Reason == ReasonOIDCNeedsHTTPS:
+	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull || cond.Reason == ReasonOIDCNeedsHTTPS || cond.Reason == ReasonIndicesReadOnly:
 		return true
 	case blocking[cond.Reason] || cond.Reason == ReasonAPINotServed:
 		return cond.Status == metav1.ConditionFalse

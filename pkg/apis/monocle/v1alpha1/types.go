@@ -772,6 +772,12 @@ type ElasticsearchHealth struct {
 	// IndicesSize is the disk space the indices take, in MiB (rounded up).
 	// +optional
 	IndicesSize *resource.Quantity `json:"indicesSize,omitempty"`
+	// ReadOnlyIndices are the indices Elasticsearch made read-only at its flood-stage
+	// watermark (index.blocks.read_only_allow_delete), read when the volume is more than
+	// DiskPressurePercent full: Monocle drops what it crawls into them.
+	// +optional
+	// +listType=atomic
+	ReadOnlyIndices []string `json:"readOnlyIndices,omitempty"`
 }
 
 // ComponentStatus is the observed state of one component's workload.

@@ -302,6 +302,11 @@ func (in *ElasticsearchHealth) DeepCopyInto(out *ElasticsearchHealth) {
 		x := (*in).DeepCopy()
 		*out = &x
 	}
+	if in.ReadOnlyIndices != nil {
+		in, out := &in.ReadOnlyIndices, &out.ReadOnlyIndices
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
