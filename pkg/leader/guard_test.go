@@ -157,3 +157,53 @@ func (c *countingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	c.calls++
 	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
 }
+
+// blockingTransport stands for a request the process froze before sending: it waits until
+// release is closed, then sends the request unless its context ended meanwhile.
+type blockingTransport struct {
+	release chan struct{}
+	sent    bool
+}
+
+func (b *blockingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	<-b.release
+	if err := req.Context().Err(); err != nil {
+		return nil, err
+	}
+	b.sent = true
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader("{}")), Request: req}, nil
+}
+
+// TestWriteHeldPastTheLeaseIsCancelled: a write checked while this replica led, then held
+// past the end of its right to write (the process frozen before sending it), is not sent;
+// one that goes out in time is, and its response body stays readable.
+func TestWriteHeldPastTheLeaseIsCancelled(t *testing.T) {
+	clock := testingclock.NewFakeClock(time.Now())
+	g := NewGuard(renewDeadline, clock)
+	g.Interface = &fakeLock{clock: clock}
+	if err := g.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: self}); err != nil {
+		t.Fatal(err)
+	}
+	// 20ms of real time are left to write.
+	clock.Step(renewDeadline - 20*time.Millisecond)
+
+	held := &blockingTransport{release: make(chan struct{})}
+	go func() { time.Sleep(200 * time.Millisecond); close(held.release) }()
+	if _, err := g.Wrap(held).RoundTrip(request(http.MethodPatch)); !errors.Is(err, context.DeadlineExceeded) || held.sent {
+		t.Errorf("a write held past the lease: error %v, sent %v; want it cancelled, not sent", err, held.sent)
+	}
+
+	clock.Step(-renewDeadline / 2)
+	prompt := &blockingTransport{release: make(chan struct{})}
+	close(prompt.release)
+	resp, err := g.Wrap(prompt).RoundTrip(request(http.MethodPatch))
+	if err != nil || !prompt.sent {
+		t.Fatalf("a prompt write: error %v, sent %v", err, prompt.sent)
+	}
+	if body, err := io.ReadAll(resp.Body); err != nil || string(body) != "{}" {
+		t.Errorf("response body %q, %v", body, err)
+	}
+	if err := resp.Body.Close(); err != nil {
+		t.Error(err)
+	}
+}
