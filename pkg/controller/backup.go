@@ -43,6 +43,8 @@ type backupPlan struct {
 	keep int
 	// restore is the restore step due, if any.
 	restore restorePlan
+	// deleteIndex is the index of a removed workspace to delete (indices.go), or "".
+	deleteIndex string
 }
 
 // restorePlan is one step of a restore (restore.go).

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -135,6 +136,10 @@ type healthRead struct {
 	// that failed ("" when it answered 200).
 	apiRead bool
 	apiErr  string
+	// indices are the workspace indices the last read listed (nil before one, or when the
+	// listing failed); deleted the index of a removed workspace it deleted.
+	indices []elastic.Index
+	deleted string
 }
 
 // readInputs is what a sync asks of the next read of a Monocle, besides Elasticsearch's
@@ -251,8 +256,15 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	if apiURL != "" {
 		apiErr = h.readAPI(ctx, apiURL)
 	}
+	var indices []elastic.Index
+	deleted := ""
+	if err == nil {
+		if client, cerr := h.newClient(url); cerr == nil {
+			indices, deleted = readIndices(ctx, logger.WithValues("monocle", key), client, plan.deleteIndex)
+		}
+	}
 	var backup *backupOutcome
-	if plan != (backupPlan{}) {
+	if plan.repo.Type != "" || plan.restore.phase != "" {
 		backup = h.runBackup(logger, key, url, plan)
 	}
 
@@ -274,6 +286,13 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		r.crawlers, r.crawlerErrors = crawlers, crawlerErrors
 	}
 	r.apiRead, r.apiErr = apiURL != "", apiErr
+	if indices != nil {
+		changed = changed || !slices.EqualFunc(r.indices, indices, func(a, b elastic.Index) bool { return a == b })
+		r.indices = indices
+	}
+	if deleted != "" {
+		r.deleted, changed = deleted, true
+	}
 	if backup != nil {
 		r.backup = backup
 	}

@@ -44,6 +44,8 @@ type enqueued struct {
 func testHealthReads(t *testing.T, srv *elastictest.Server, timeout time.Duration) (*healthReads, chan enqueued) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
+	// Each read lists the workspace indices too (indices.go): none here.
+	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
 	out := make(chan enqueued, 16)
 	h := newHealthReads(ctx, OperandOptions{Interval: time.Hour, Timeout: timeout, DialAddress: hostOf(t, srv)},
 		func(key cache.ObjectName, after time.Duration) { out <- enqueued{key, after} })
@@ -261,6 +263,7 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
 	// The API's health, asked through its Service, reaches the same fake (DialAddress).
 	srv.Reply("GET", "/health", 200, `"ok"`)
+	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects

@@ -224,6 +224,16 @@ const (
 	ReasonMonocleDowngrade = "MonocleDowngrade"
 )
 
+// Reasons of index deletion events (indices.go).
+const (
+	// ReasonIndexDeleted: the index of a removed workspace was deleted, as the annotation
+	// asked (Normal).
+	ReasonIndexDeleted = "IndexDeleted"
+	// ReasonIndexDeletionRefused: the annotation named a workspace config.yaml has, or no
+	// workspace name (Warning).
+	ReasonIndexDeletionRefused = "IndexDeletionRefused"
+)
+
 // Reasons of the CrawlersHealthy condition (crawlers.go).
 const (
 	// ReasonNoCrawlerErrors: no crawler stored an error in the last 24 hours (True).

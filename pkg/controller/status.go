@@ -120,6 +120,11 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
 	status.Upgrade = obs.upgrade.DeepCopy()
 	status.CrawlerRestarts = obs.crawlerRestarts.DeepCopy()
+	status.UnusedIndices = nil
+	for _, u := range obs.unusedIndices {
+		status.UnusedIndices = append(status.UnusedIndices, *u.DeepCopy())
+	}
+	status.IndexDeletion = obs.indexDeletion.DeepCopy()
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}

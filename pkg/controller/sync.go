@@ -62,6 +62,10 @@ type observed struct {
 	// this sync asks for a restart.
 	crawlerRestarts  *monoclev1alpha1.CrawlerRestarts
 	crawlerRestarted bool
+	// unusedIndices and indexDeletion are status.unusedIndices and status.indexDeletion
+	// (indices.go).
+	unusedIndices []monoclev1alpha1.UnusedIndex
+	indexDeletion *monoclev1alpha1.IndexDeletion
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -294,12 +298,15 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	})
 
 	obs.crawlerRestarts = m.Status.CrawlerRestarts
+	obs.unusedIndices, obs.indexDeletion = m.Status.UnusedIndices, m.Status.IndexDeletion
 	if c.health != nil {
 		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
 		plan := planBackup(m, now)
 		if upgrade.snapshot != "" && plan.repo.Type != "" {
 			plan.take = upgrade.snapshot
 		}
+		deletion := planIndexDeletion(m, cfg.parsed)
+		plan.deleteIndex = deletion.index
 		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
 		apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
 		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
@@ -309,6 +316,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
 		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
 		lastBackup = last.backup
+		obs.unusedIndices = unusedIndices(m, cfg.parsed, last.indices)
+		obs.indexDeletion = deletionStatus(m, deletion, last.deleted, now)
 		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers, last.crawlerErrors)
 		if last.crawlers != nil {
 			obs.conditions = append(obs.conditions, crawlersHealthyCondition(obs.crawlers))
@@ -350,6 +359,7 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
 	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
 	c.recordUpgradeTransition(m, m.Status.Upgrade, obs.upgrade)
+	c.recordIndexDeletion(m, m.Status.IndexDeletion, obs.indexDeletion)
 	if obs.crawlerRestarted {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonCrawlerRestarted, "Restarting the crawler pod: %s", obs.crawlerRestarts.Reason)
 	}
@@ -426,7 +436,8 @@ func namespaceTerminating(err error) bool {
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
 		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore},
-		upgrade: m.Status.Upgrade, crawlerRestarts: m.Status.CrawlerRestarts}
+		upgrade: m.Status.Upgrade, crawlerRestarts: m.Status.CrawlerRestarts, unusedIndices: m.Status.UnusedIndices,
+		indexDeletion: m.Status.IndexDeletion}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
 		obs.elastic = s
 	}

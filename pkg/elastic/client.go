@@ -48,6 +48,8 @@ type Client interface {
 	Indices(ctx context.Context, pattern string) ([]Index, error)
 	// CloseIndices closes indices, which a restore over existing indices requires.
 	CloseIndices(ctx context.Context, indices ...string) error
+	// DeleteIndex deletes one index; a missing one is not an error.
+	DeleteIndex(ctx context.Context, index string) error
 
 	// EnsureRepository registers a snapshot repository unless it is already registered as is.
 	EnsureRepository(ctx context.Context, name string, repo Repository) error

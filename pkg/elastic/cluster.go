@@ -354,3 +354,21 @@ func (c *client) CloseIndices(ctx context.Context, indices ...string) error {
 	}
 	return acknowledged("<indices>/_close", body)
 }
+
+// DeleteIndex deletes index with DELETE <index> (Elasticsearch 7.17 reference, Delete index
+// API). A missing index is already gone and not an error. The name must be a concrete index:
+// a wildcard or _all is refused before any request.
+func (c *client) DeleteIndex(ctx context.Context, index string) error {
+	if err := checkName("index", index); err != nil {
+		return fmt.Errorf("deleting index: %w", err)
+	}
+	req := esapi.IndicesDeleteRequest{Index: []string{index}}
+	_, body, err := c.call(ctx, "DELETE "+index, req)
+	if IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return acknowledged("<index>", body)
+}

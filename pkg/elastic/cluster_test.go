@@ -371,3 +371,31 @@ func TestRestoreDone(t *testing.T) {
 		})
 	}
 }
+
+func TestDeleteIndex(t *testing.T) {
+	tests := map[string]struct {
+		reply   reply
+		wantErr string
+	}{
+		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
+		"already gone":     {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.old]"},"status":404}`}},
+		"not acknowledged": {reply: reply{200, `{"acknowledged":false}`}, wantErr: "not acknowledged"},
+		"error status":     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("DELETE", "/monocle.changes.1.old", tc.reply.status, tc.reply.body)
+			checkErr(t, newClient(t, srv).DeleteIndex(context.Background(), "monocle.changes.1.old"), tc.wantErr)
+		})
+	}
+	srv := elastictest.NewServer(t)
+	for _, bad := range []string{"monocle.*", "_all", ""} {
+		if err := newClient(t, srv).DeleteIndex(context.Background(), bad); err == nil {
+			t.Errorf("DeleteIndex(%q) sent a request", bad)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests for names that are not indices", n)
+	}
+}

@@ -97,3 +97,41 @@ func TestOIDCNeedsHTTPS(t *testing.T) {
 	patchMonocle(t, ns, `{"spec":{"publicURL":"https://monocle.example.com"}}`)
 	waitCondition(t, ns, "m", "OIDCReady", metav1.ConditionTrue, "OIDCOverHTTPS")
 }
+
+// TestRemovedWorkspaceIndex: the index of a workspace the config no longer has is listed in
+// the status and deleted only when the annotation names its workspace; a workspace the
+// config has is refused.
+func TestRemovedWorkspaceIndex(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	ns := "removed-workspace"
+	startDay2(t, ns)
+	env.Elastic.SetIndices(ns, "m", "monocle.config", "monocle.changes.1.demo", "monocle.changes.1.old")
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "status.unusedIndices", func() error {
+		u := getMonocle(t, ns, "m").Status.UnusedIndices
+		if len(u) != 1 || u[0].Workspace != "old" || u[0].Index != "monocle.changes.1.old" {
+			return fmt.Errorf("status.unusedIndices = %+v", u)
+		}
+		return nil
+	})
+
+	env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", "monocle.change-metrics.io/delete-index=demo")
+	waitEvent(t, ns, "IndexDeletionRefused", "in config.yaml")
+	env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", "monocle.change-metrics.io/delete-index=old", "--overwrite")
+	waitEvent(t, ns, "IndexDeleted", "monocle.changes.1.old")
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "the index gone and the status empty", func() error {
+		st := getMonocle(t, ns, "m").Status
+		if len(st.UnusedIndices) != 0 || st.IndexDeletion == nil || st.IndexDeletion.Index != "monocle.changes.1.old" {
+			return fmt.Errorf("unusedIndices %+v, indexDeletion %+v", st.UnusedIndices, st.IndexDeletion)
+		}
+		return nil
+	})
+	for _, ix := range env.Elastic.Indices(ns, "m") {
+		if ix.Name == "monocle.changes.1.demo" || ix.Name == "monocle.config" {
+			continue
+		}
+		t.Errorf("index %s left", ix.Name)
+	}
+	if n := len(env.Elastic.Indices(ns, "m")); n != 2 {
+		t.Errorf("%d indices left, want demo's and the config index", n)
+	}
+}

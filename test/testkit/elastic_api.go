@@ -135,6 +135,15 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 	case seg[0] == "_cluster" && len(seg) == 3 && seg[1] == "health":
 		allowed = []string{http.MethodGet}
 		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
+	case len(seg) == 1 && seg[0] != "" && !strings.HasPrefix(seg[0], "_") && r.Method == http.MethodDelete:
+		allowed = []string{http.MethodDelete}
+		handle = func(s *esState) (int, any) {
+			if s.indices[seg[0]] == nil {
+				return errAnswer(indexNotFound(seg[0]))
+			}
+			delete(s.indices, seg[0])
+			return http.StatusOK, map[string]any{"acknowledged": true}
+		}
 	case len(seg) == 2 && seg[1] == "_search" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodGet, http.MethodPost}
 		body, err := readBody(r)

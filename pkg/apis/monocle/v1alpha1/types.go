@@ -612,6 +612,15 @@ type MonocleStatus struct {
 	// Restore reports the restore of spec.restore.
 	// +optional
 	Restore *RestoreStatus `json:"restore,omitempty"`
+	// UnusedIndices are the indices of workspaces config.yaml no longer has: Monocle leaves
+	// them in Elasticsearch (monocle-facts). The operator never deletes one by itself; the
+	// annotation DeleteIndexAnnotation asks for it.
+	// +optional
+	// +listType=atomic
+	UnusedIndices []UnusedIndex `json:"unusedIndices,omitempty"`
+	// IndexDeletion reports the last deletion DeleteIndexAnnotation asked for.
+	// +optional
+	IndexDeletion *IndexDeletion `json:"indexDeletion,omitempty"`
 	// CrawlerRestarts reports the restarts of the crawler pod for want of progress.
 	// +optional
 	CrawlerRestarts *CrawlerRestarts `json:"crawlerRestarts,omitempty"`
@@ -874,6 +883,42 @@ type CrawlerErrorsStatus struct {
 	// +optional
 	LastMessage string `json:"lastMessage,omitempty"`
 }
+
+// UnusedIndex is the index of a workspace that config.yaml no longer has.
+type UnusedIndex struct {
+	// Workspace is the removed workspace.
+	Workspace string `json:"workspace"`
+	// Index is its index, monocle.changes.1.<workspace>.
+	Index string `json:"index"`
+	// Docs is its document count.
+	// +optional
+	Docs int64 `json:"docs,omitempty"`
+	// Size is the disk space it takes, its replicas included.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+}
+
+// IndexDeletion is a deletion of the index of a removed workspace.
+type IndexDeletion struct {
+	// Request is the value of DeleteIndexAnnotation served: the workspace.
+	Request string `json:"request"`
+	// Index is the index deleted.
+	// +optional
+	Index string `json:"index,omitempty"`
+	// Time is when it was deleted, or refused.
+	// +optional
+	Time *metav1.Time `json:"time,omitempty"`
+	// Refused says why the operator did not delete it: the workspace is in config.yaml.
+	// +optional
+	Refused string `json:"refused,omitempty"`
+}
+
+// DeleteIndexAnnotation on a Monocle, set to the name of a workspace config.yaml no longer
+// has (one of status.unusedIndices), deletes that workspace's index, once: its documents are
+// gone for good. A workspace config.yaml has is refused (status.indexDeletion.refused).
+//
+//	kubectl annotate monocle <name> monocle.change-metrics.io/delete-index=<workspace>
+const DeleteIndexAnnotation = "monocle.change-metrics.io/delete-index"
 
 // CrawlerRestarts are the restarts of the crawler pod the operator made because crawlers
 // made no progress (spec.crawler.stuckAfter).
