@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
@@ -76,10 +77,16 @@ func planRestore(m *monoclev1alpha1.Monocle, workloadsStopped, elasticReady bool
 	return p
 }
 
-// workloadsStopped reports whether the API and crawler Deployments have no pod left.
+// workloadsStopped reports whether the API and crawler Deployments have no pod left. A
+// Deployment created with zero replicas and never changed (generation 1), as a restoring
+// Monocle's are, never had a pod, whether or not its controller has observed it yet: after an
+// API server restart kube-controller-manager's watches can take minutes to resume.
 func workloadsStopped(deployments ...*appsv1.Deployment) bool {
 	for _, d := range deployments {
-		if d != nil && (d.Status.Replicas > 0 || d.Generation > d.Status.ObservedGeneration) {
+		if d == nil || (d.Generation == 1 && ptr.Deref(d.Spec.Replicas, 1) == 0) {
+			continue
+		}
+		if d.Status.Replicas > 0 || d.Generation > d.Status.ObservedGeneration {
 			return false
 		}
 	}

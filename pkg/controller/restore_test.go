@@ -163,4 +163,14 @@ func TestWorkloadsStopped(t *testing.T) {
 	if workloadsStopped(d(0, 3, 2)) {
 		t.Error("a Deployment whose scale-down is not observed yet counts as stopped")
 	}
+	created := d(0, 1, 0)
+	created.Spec.Replicas = func(v int32) *int32 { return &v }(0)
+	if !workloadsStopped(created) {
+		t.Error("a Deployment created with zero replicas, not observed yet, does not count as stopped")
+	}
+	scaledDown := d(0, 2, 1)
+	scaledDown.Spec.Replicas = created.Spec.Replicas
+	if workloadsStopped(scaledDown) {
+		t.Error("a Deployment scaled down to zero, not observed yet, counts as stopped")
+	}
 }
