@@ -60,12 +60,8 @@ func (c *client) CrawlersProgress(ctx context.Context, index string) ([]CrawlerP
 			} `json:"crawlers"`
 		} `json:"aggregations"`
 	}
-	req := esapi.SearchRequest{Index: []string{index}, Body: bytes.NewReader([]byte(crawlerProgressQuery))}
-	if err := c.callJSON(ctx, "POST "+index+"/_search", what, req, &resp); err != nil {
+	if err := c.searchAggregations(ctx, index, crawlerProgressQuery, &resp, func() bool { return resp.Aggregations != nil }); err != nil {
 		return nil, err
-	}
-	if resp.Aggregations == nil {
-		return nil, fmt.Errorf("decoding %s: no aggregations", what)
 	}
 	out := make([]CrawlerProgress, 0, len(resp.Aggregations.Crawlers.Buckets))
 	for _, b := range resp.Aggregations.Crawlers.Buckets {
@@ -141,12 +137,8 @@ func (c *client) CrawlersErrors(ctx context.Context, index string) ([]CrawlerErr
 			} `json:"crawlers"`
 		} `json:"aggregations"`
 	}
-	req := esapi.SearchRequest{Index: []string{index}, Body: bytes.NewReader([]byte(crawlerErrorsQuery))}
-	if err := c.callJSON(ctx, "POST "+index+"/_search", what, req, &resp); err != nil {
+	if err := c.searchAggregations(ctx, index, crawlerErrorsQuery, &resp, func() bool { return resp.Aggregations != nil }); err != nil {
 		return nil, err
-	}
-	if resp.Aggregations == nil {
-		return nil, fmt.Errorf("decoding %s: no aggregations", what)
 	}
 	out := make([]CrawlerErrors, 0, len(resp.Aggregations.Crawlers.Buckets))
 	for _, b := range resp.Aggregations.Crawlers.Buckets {
@@ -163,4 +155,18 @@ func (c *client) CrawlersErrors(ctx context.Context, index string) ([]CrawlerErr
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Crawler < out[j].Crawler })
 	return out, nil
+}
+
+// searchAggregations runs query, a search with aggregations, on index (POST <index>/_search)
+// and decodes the answer into resp; found reports whether the answer had its aggregations.
+func (c *client) searchAggregations(ctx context.Context, index, query string, resp any, found func() bool) error {
+	const what = "<index>/_search"
+	req := esapi.SearchRequest{Index: []string{index}, Body: bytes.NewReader([]byte(query))}
+	if err := c.callJSON(ctx, "POST "+index+"/_search", what, req, resp); err != nil {
+		return err
+	}
+	if !found() {
+		return fmt.Errorf("decoding %s: no aggregations", what)
+	}
+	return nil
 }
