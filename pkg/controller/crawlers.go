@@ -39,15 +39,11 @@ func crawlerWorkspaces(crawlers []monoclev1alpha1.CrawlerStatus) []string {
 	return out
 }
 
-// readCrawlers reads the crawler progress and errors of the indices of workspaces from the
-// Elasticsearch at url, by crawlerKey. A workspace whose index does not exist yet (the API
+// readCrawlers reads the crawler progress and errors of the indices of workspaces with
+// client, by crawlerKey. A workspace whose index does not exist yet (the API
 // creates it when it starts) has neither; a read that fails otherwise gives nil, and the
 // status keeps what an earlier read found.
-func readCrawlers(ctx context.Context, logger klog.Logger, newClient func(string) (elastic.Client, error), url string, workspaces []string) (map[string]elastic.CrawlerProgress, map[string]elastic.CrawlerErrors) {
-	client, err := newClient(url)
-	if err != nil {
-		return nil, nil
-	}
+func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client, workspaces []string) (map[string]elastic.CrawlerProgress, map[string]elastic.CrawlerErrors) {
 	progress, errs := map[string]elastic.CrawlerProgress{}, map[string]elastic.CrawlerErrors{}
 	for _, ws := range workspaces {
 		index := elastic.WorkspaceIndexPrefix + ws

@@ -24,7 +24,10 @@ func TestCrawlerProgress(t *testing.T) {
 	f, _ := fakeElastic(t, m)
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	newClient := func(url string) (elastic.Client, error) { return elastic.New(url, tr) }
+	client, err := elastic.New(elasticHealthURL(m), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 4, 0, 0, 0, time.UTC) }
 	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: day(24)},
@@ -40,7 +43,7 @@ func TestCrawlerProgress(t *testing.T) {
 	f.SetCrawlerErrors("ns", "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerError{Crawler: "gitlab", EntityType: "project", EntityValue: "x/y", Message: "old", CreatedAt: time.Now().Add(-72 * time.Hour)},
 		testkit.FakeCrawlerError{Crawler: "gh", EntityType: "project", EntityValue: "a/b", Message: long, CreatedAt: time.Now().Add(-time.Hour)})
-	read, errs := readCrawlers(context.Background(), klog.Background(), newClient, elasticHealthURL(m), crawlerWorkspaces(crawlers))
+	read, errs := readCrawlers(context.Background(), klog.Background(), client, crawlerWorkspaces(crawlers))
 	if read == nil || errs == nil {
 		t.Fatal("the read failed")
 	}
@@ -71,10 +74,13 @@ func TestCrawlerProgress(t *testing.T) {
 	if kept[0].CrawledUntil == nil || !kept[0].CrawledUntil.Equal(&metav1.Time{Time: day(20)}) || kept[0].Entities != 2 {
 		t.Errorf("no read: crawledUntil %v, %d entities; want the status's", kept[0].CrawledUntil, kept[0].Entities)
 	}
-	bad := func(string) (elastic.Client, error) { return elastic.New("http://127.0.0.1:1", nil) }
+	bad, err := elastic.New("http://127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if r, _ := readCrawlers(ctx, klog.Background(), bad, elasticHealthURL(m), []string{"demo"}); r != nil {
+	if r, _ := readCrawlers(ctx, klog.Background(), bad, []string{"demo"}); r != nil {
 		t.Errorf("an unreachable Elasticsearch gave progress %v, want nil", r)
 	}
 }

@@ -241,7 +241,12 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		blocks = len(r.health.ReadOnlyIndices) > 0
 	}
 	h.mu.Unlock()
-	health, err := readElastic(ctx, logger.WithValues("monocle", key), h.newClient, url, blocks)
+	// One client serves every request of the read.
+	client, err := h.newClient(url)
+	var health *monoclev1alpha1.ElasticsearchHealth
+	if err == nil {
+		health, err = readElastic(ctx, logger.WithValues("monocle", key), client, blocks)
+	}
 	var errText string
 	if err != nil {
 		errText = err.Error()
@@ -250,7 +255,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	var crawlers map[string]elastic.CrawlerProgress
 	var crawlerErrors map[string]elastic.CrawlerErrors
 	if err == nil && len(workspaces) > 0 {
-		crawlers, crawlerErrors = readCrawlers(ctx, logger, h.newClient, url, workspaces)
+		crawlers, crawlerErrors = readCrawlers(ctx, logger, client, workspaces)
 	}
 	apiErr := ""
 	if apiURL != "" {
@@ -259,13 +264,15 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	var indices []elastic.Index
 	deleted := ""
 	if err == nil {
-		if client, cerr := h.newClient(url); cerr == nil {
-			indices, deleted = readIndices(ctx, logger.WithValues("monocle", key), client, plan.deleteIndex)
-		}
+		indices, deleted = readIndices(ctx, logger.WithValues("monocle", key), client, plan.deleteIndex)
 	}
 	var backup *backupOutcome
-	if plan.repo.Type != "" || plan.restore.phase != "" {
-		backup = h.runBackup(logger, key, url, plan)
+	switch {
+	case plan.repo.Type == "" && plan.restore.phase == "":
+	case client == nil:
+		backup = &backupOutcome{plan: plan, repoErr: err.Error(), restore: restoreOutcome{err: err.Error()}}
+	default:
+		backup = h.runBackup(logger, key, client, plan)
 	}
 
 	h.mu.Lock()
@@ -351,16 +358,12 @@ func apiCondition(m *monoclev1alpha1.Monocle, r healthRead, apiReady bool) metav
 	return cond
 }
 
-// runBackup does the backup and restore work of plan on the Elasticsearch at url, with a
-// timeout of its own, and returns what it did.
-func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, url string, plan backupPlan) *backupOutcome {
+// runBackup does the backup and restore work of plan with client, with a timeout of its own,
+// and returns what it did.
+func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, client elastic.Client, plan backupPlan) *backupOutcome {
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
 	ctx = klog.NewContext(ctx, logger.WithValues("monocle", key))
-	client, err := h.newClient(url)
-	if err != nil {
-		return &backupOutcome{plan: plan, repoErr: err.Error(), restore: restoreOutcome{err: err.Error()}}
-	}
 	h.mu.Lock()
 	var sizes map[string]int64
 	if r := h.last[key]; r != nil && r.backup != nil {
@@ -374,18 +377,14 @@ func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, url st
 	return &out
 }
 
-// readElastic reads the cluster health and the disk use of the Elasticsearch at url.
+// readElastic reads the cluster health and the disk use of the Elasticsearch client talks to.
 //
 // When the disk is more than DiskPressurePercent full, or blocks was set by the last read, it
 // also reads the indices Elasticsearch made read-only at its flood-stage watermark (issue
 // 18): Monocle ignores the failed writes and drops what it crawls. Once the disk is back
 // under the high watermark a block that stayed (Elasticsearch lifts it by itself only from
 // 7.4) is cleared. A failure of these requests is logged, never a failed read.
-func readElastic(ctx context.Context, logger klog.Logger, newClient func(string) (elastic.Client, error), url string, blocks bool) (*monoclev1alpha1.ElasticsearchHealth, error) {
-	client, err := newClient(url)
-	if err != nil {
-		return nil, err
-	}
+func readElastic(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (*monoclev1alpha1.ElasticsearchHealth, error) {
 	health, err := client.Health(ctx)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -31,7 +32,11 @@ func restoreStep(t *testing.T, m *monoclev1alpha1.Monocle, f *testkit.FakeElasti
 	t.Cleanup(tr.CloseIdleConnections)
 	r := newHealthReads(context.Background(), OperandOptions{Interval: time.Hour, Timeout: 5 * time.Second, Transport: tr}, nil)
 	p := backupPlan{restore: planRestore(m, true, true)}
-	out := r.runBackup(klog.Background(), cache.MetaObjectToName(m), elasticHealthURL(m), p)
+	client, err := elastic.New(elasticHealthURL(m), tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := r.runBackup(klog.Background(), cache.MetaObjectToName(m), client, p)
 	res := restoreStatus(m, p.restore, &out.restore, time.Now())
 	next := m.DeepCopy()
 	next.Status.Restore = res.status
