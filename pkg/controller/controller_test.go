@@ -418,41 +418,51 @@ func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config st
 	return resources.Inputs{ConfigHash: resources.ConfigHash(config), SecretHash: resources.SecretHash(secret.Data, "")}
 }
 
-// converged returns the objects the first sync of m creates, with ready workload statuses,
-// and m with the status that sync wrote.
+// converged returns the objects the syncs of m create, with ready workload statuses, and m
+// with the status the last sync wrote. It syncs until a sync creates nothing: the first
+// creates every object but the API Deployment, which waits for a ready Elasticsearch pod
+// (elasticfirst.go); the second creates it; the last reports the ready workloads.
 func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.Secret) (*monoclev1alpha1.Monocle, []runtime.Object) {
 	t.Helper()
-	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{m}
-	f.userSecrets = userSecrets
-	kubeWrites, monocleWrites := f.run()
-	var objects []runtime.Object
-	for _, a := range kubeWrites {
-		obj := a.(core.CreateAction).GetObject().DeepCopyObject()
-		switch o := obj.(type) {
-		case *appsv1.Deployment:
-			r := ptr.Deref(o.Spec.Replicas, 1)
-			o.Status = appsv1.DeploymentStatus{ObservedGeneration: o.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
-		case *appsv1.StatefulSet:
-			o.Status = appsv1.StatefulSetStatus{ObservedGeneration: o.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
-				CurrentRevision: "r1", UpdateRevision: "r1"}
-		}
-		objects = append(objects, obj)
-	}
 	out := m.DeepCopy()
-	if len(monocleWrites) == 1 {
-		out = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).DeepCopy()
+	var objects []runtime.Object
+	for round := 0; ; round++ {
+		if round == 4 {
+			t.Fatalf("still creating objects after %d syncs", round)
+		}
+		f := newFixture(t)
+		f.monocles = []*monoclev1alpha1.Monocle{out}
+		f.userSecrets = userSecrets
+		f.kubeobjects = objects
+		kubeWrites, monocleWrites := f.run()
+		if len(monocleWrites) == 1 {
+			out = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).DeepCopy()
+		}
+		if len(kubeWrites) == 0 {
+			return out, objects
+		}
+		for _, a := range kubeWrites {
+			create, ok := a.(core.CreateAction)
+			if !ok {
+				t.Fatalf("sync %d of a new Monocle: unexpected %s %s", round+1, a.GetVerb(), a.GetResource().Resource)
+			}
+			objects = append(objects, withReadyStatus(create.GetObject().DeepCopyObject()))
+		}
 	}
-	// Sync once more against the ready workloads so the status says Ready.
-	f = newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{out}
-	f.userSecrets = userSecrets
-	f.kubeobjects = objects
-	_, monocleWrites = f.run()
-	if len(monocleWrites) == 1 {
-		out = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).DeepCopy()
+}
+
+// withReadyStatus gives a Deployment or a StatefulSet the status of a rolled-out workload
+// whose pods are all ready, and returns obj.
+func withReadyStatus(obj runtime.Object) runtime.Object {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		r := ptr.Deref(o.Spec.Replicas, 1)
+		o.Status = appsv1.DeploymentStatus{ObservedGeneration: o.Generation, Replicas: r, UpdatedReplicas: r, ReadyReplicas: r, AvailableReplicas: r}
+	case *appsv1.StatefulSet:
+		o.Status = appsv1.StatefulSetStatus{ObservedGeneration: o.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1,
+			CurrentRevision: "r1", UpdateRevision: "r1"}
 	}
-	return out, objects
+	return obj
 }
 
 func find[T runtime.Object](objects []runtime.Object, name string) T {
@@ -466,7 +476,8 @@ func find[T runtime.Object](objects []runtime.Object, name string) T {
 }
 
 // TestCreatesAllObjects: the first sync of a new Monocle creates every object as its builder
-// makes it, whole, and writes the whole status.
+// makes it, whole, but the API Deployment, which waits for a ready Elasticsearch pod
+// (TestAPIWaitsForElasticsearch), and writes the whole status.
 func TestCreatesAllObjects(t *testing.T) {
 	f := newFixture(t)
 	m := newMonocle("demo")
@@ -501,7 +512,6 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume)),
 		expectCreate(resources.NewAPIService(m)),
 		expectCreate(resources.NewNetworkPolicy(m, "")),
-		expectCreate(resources.NewAPIDeployment(m, in)),
 		expectCreate(resources.NewCrawlerDeployment(m, in)))
 	// What the builders must give every object, for the garbage collector and the informers.
 	for _, o := range objects {
@@ -524,8 +534,9 @@ func TestCreatesAllObjects(t *testing.T) {
 		ObservedGeneration: 1,
 		Conditions: []metav1.Condition{
 			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonStarting,
-				"Waiting for elasticsearch 0/1 ready, api 0/1 ready, crawler 0/1 ready"),
-			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut, "Rolling out: elasticsearch, api, crawler"),
+				"Waiting for elasticsearch 0/1 ready, api (waits for a ready Elasticsearch pod) 0/0 ready, crawler 0/1 ready"),
+			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut,
+				"Rolling out: elasticsearch, api (waits for a ready Elasticsearch pod), crawler"),
 			cond(monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "The operator converges every owned object"),
 			cond(monoclev1alpha1.ConditionConfigValid, metav1.ConditionTrue, ReasonConfigAccepted,
 				"spec.config is unset; config.yaml of ConfigMap demo-api defines 1 workspace(s)"),
@@ -546,13 +557,12 @@ func TestCreatesAllObjects(t *testing.T) {
 		URL:           "http://localhost:8090",
 		ConfigHash:    resources.ConfigHash(resources.DefaultConfig),
 		ConfigSource:  monoclev1alpha1.ConfigFromConfigMap,
-		API:           starting,
 		Crawler:       starting,
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
 	// One event lists what the sync created (issue 19: one Event write per new Monocle).
-	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
+	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
 		"Secret demo-api, Secret demo-api-keys, Service demo-api, Service demo-elastic, StatefulSet demo-elastic"
 	if events := drain(f); len(events) != 1 || events[0] != wantEvent {
 		t.Errorf("recorded events %q, want one: %q", events, wantEvent)
@@ -575,9 +585,8 @@ func TestParallelSyncMakesTheSameWrites(t *testing.T) {
 	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(inOrder))) {
 		t.Errorf("parallel writes %q, want those of the ordered sync %q", got, inOrder)
 	}
-	if len(got) < 3 || !strings.HasPrefix(got[0], "create secrets") || !strings.HasPrefix(got[len(got)-1], "create deployments") ||
-		!strings.HasPrefix(got[len(got)-2], "create deployments") {
-		t.Errorf("parallel writes %q: want the Secret first and the Deployments last", got)
+	if len(got) < 3 || !strings.HasPrefix(got[0], "create secrets") || got[len(got)-1] != "create deployments demo-crawler" {
+		t.Errorf("parallel writes %q: want the Secret first and the crawler Deployment last", got)
 	}
 	if len(events) != 1 || !strings.HasPrefix(events[0], "Normal Created Created ConfigMap demo-api, ") {
 		t.Errorf("events %q, want one Created event", events)

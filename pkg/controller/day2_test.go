@@ -452,6 +452,7 @@ func TestOIDCClientSecretHoldsTheAPI(t *testing.T) {
 		f := newFixture(t)
 		f.monocles = []*monoclev1alpha1.Monocle{m}
 		f.userSecrets = []*corev1.Secret{newUserSecret("1", data)}
+		f.kubeobjects = []runtime.Object{readyElastic(m)}
 		kubeWrites, monocleWrites := f.run()
 		if written[*appsv1.Deployment](kubeWrites, "demo-api") != nil || written[*appsv1.Deployment](kubeWrites, "demo-crawler") == nil {
 			t.Errorf("%s: writes %v, want the crawler and no API", name, describe(kubeWrites))
@@ -470,6 +471,7 @@ func TestOIDCClientSecretHoldsTheAPI(t *testing.T) {
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.userSecrets = []*corev1.Secret{newUserSecret("1", map[string]string{"MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET": "s3cret"})}
+	f.kubeobjects = []runtime.Object{readyElastic(m)}
 	kubeWrites, _ := f.run()
 	if written[*appsv1.Deployment](kubeWrites, "demo-api") == nil {
 		t.Errorf("with the client secret: writes %v, want the API", describe(kubeWrites))

@@ -53,7 +53,7 @@ func exposureRun(t *testing.T, m *monoclev1alpha1.Monocle, served []schema.Group
 // of the first (the Ingress, with TLS), and Exposed True.
 func TestExposureCreatesEachKind(t *testing.T) {
 	m := exposed()
-	_, kubeWrites, dynamicWrites, status := exposureRun(t, m, bothOptionalAPIs, nil)
+	_, kubeWrites, dynamicWrites, status := exposureRun(t, m, bothOptionalAPIs, []runtime.Object{readyElastic(m)})
 
 	ingress := written[*networkingv1.Ingress](kubeWrites, "demo-api")
 	if ingress == nil {

@@ -142,11 +142,17 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	// tells a rollout apart; component status.ready needs both.
 	var notReady, rolling []string
 	for _, comp := range components {
+		name := comp.name
+		if name == "api" && obs.apiWaits {
+			// Neither created nor rolled until Elasticsearch has a ready pod (elasticfirst.go).
+			name = "api (waits for a ready Elasticsearch pod)"
+			comp.done = false
+		}
 		if comp.status.ReadyReplicas < comp.status.Replicas || comp.status.Image == "" {
-			notReady = append(notReady, fmt.Sprintf("%s %d/%d ready", comp.name, comp.status.ReadyReplicas, comp.status.Replicas))
+			notReady = append(notReady, fmt.Sprintf("%s %d/%d ready", name, comp.status.ReadyReplicas, comp.status.Replicas))
 		}
 		if !comp.done {
-			rolling = append(rolling, comp.name)
+			rolling = append(rolling, name)
 		}
 	}
 

@@ -66,6 +66,9 @@ type observed struct {
 	// (indices.go).
 	unusedIndices []monoclev1alpha1.UnusedIndex
 	indexDeletion *monoclev1alpha1.IndexDeletion
+	// apiWaits is set when the API Deployment was neither created nor rolled because
+	// Elasticsearch has no ready pod (elasticfirst.go).
+	apiWaits bool
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -262,11 +265,16 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			CrawlerRestartedAt: crawlerRestartedAt(m)}
 		c.steps(
 			func() {
-				if secrets.api {
-					var err error
-					obs.api, err = ensure(ctx, c, m, c.deployments, resources.NewAPIDeployment(m, in))
-					keep(err)
+				if !secrets.api {
+					return
 				}
+				desired := resources.NewAPIDeployment(m, in)
+				if obs.apiWaits = c.apiWaits(m, obs.elastic, obs.api, desired); obs.apiWaits {
+					return
+				}
+				var err error
+				obs.api, err = ensure(ctx, c, m, c.deployments, desired)
+				keep(err)
 			},
 			func() {
 				if secrets.crawler {
@@ -300,7 +308,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.crawlerRestarts = m.Status.CrawlerRestarts
 	obs.unusedIndices, obs.indexDeletion = m.Status.UnusedIndices, m.Status.IndexDeletion
 	if c.health != nil {
-		elasticReady := obs.elastic != nil && obs.elastic.Status.ReadyReplicas > 0
+		elasticReady := elasticServing(obs.elastic)
 		plan := planBackup(m, now)
 		if upgrade.snapshot != "" && plan.repo.Type != "" {
 			plan.take = upgrade.snapshot

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -134,4 +137,98 @@ func TestRemovedWorkspaceIndex(t *testing.T) {
 	if n := len(env.Elastic.Indices(ns, "m")); n != 2 {
 		t.Errorf("%d indices left, want demo's and the config index", n)
 	}
+}
+
+// TestElasticsearchFirst: the API Deployment is created only once Elasticsearch has a ready
+// pod, and a config change while that pod is not ready rolls the crawler, not the API, until
+// it is ready again.
+func TestElasticsearchFirst(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	ns := "elastic-first"
+	ctx := context.Background()
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	// A quota of no storage refuses the Elasticsearch volume, so its pod cannot start.
+	env.Kubectl.Must(t, "create", "quota", "no-storage", "-n", ns, "--hard=requests.storage=0")
+	env.Kubectl.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+	if out, err := env.Kubectl.RunStdin(ctx, day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the crawler created and the API waiting", func() error {
+		if _, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-crawler", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		ready := apimeta.FindStatusCondition(getMonocle(t, ns, "m").Status.Conditions, "Ready")
+		if ready == nil || !strings.Contains(ready.Message, "api (waits for a ready Elasticsearch pod)") {
+			return fmt.Errorf("Ready is %+v", ready)
+		}
+		return nil
+	})
+	if _, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the API Deployment exists before Elasticsearch has a pod (get: %v)", err)
+	}
+	env.Kubectl.Must(t, "delete", "quota", "no-storage", "-n", ns)
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	pod, err := env.Kube.CoreV1().Pods(ns).Get(ctx, "m-elastic-0", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && api.CreationTimestamp.Before(&c.LastTransitionTime) {
+			t.Errorf("the API Deployment was created at %s, before the Elasticsearch pod was ready at %s", api.CreationTimestamp, c.LastTransitionTime)
+		}
+	}
+
+	// The Elasticsearch pod stops being ready (kwok's stages make a pod ready once only).
+	setPodReady(t, ns, "m-elastic-0", false)
+	waitCondition(t, ns, "m", "Ready", metav1.ConditionFalse, "ComponentsNotReady")
+	crawler, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-crawler", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	patchMonocle(t, ns, `{"spec":{"config":"workspaces:\n  - name: demo\n    crawlers: []\n"}}`)
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the crawler rolled and the API waiting", func() error {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-crawler", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Generation == crawler.Generation {
+			return fmt.Errorf("crawler generation still %d", d.Generation)
+		}
+		progressing := apimeta.FindStatusCondition(getMonocle(t, ns, "m").Status.Conditions, "Progressing")
+		if progressing == nil || !strings.Contains(progressing.Message, "api (waits for a ready Elasticsearch pod)") {
+			return fmt.Errorf("Progressing is %+v", progressing)
+		}
+		return nil
+	})
+	if d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{}); err != nil || d.Generation != api.Generation {
+		t.Fatalf("the API Deployment changed while Elasticsearch had no ready pod (get: %v)", err)
+	}
+	setPodReady(t, ns, "m-elastic-0", true)
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the API rolled", func() error {
+		d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Spec.Template.Annotations[resources.ConfigHashAnnotation] == api.Spec.Template.Annotations[resources.ConfigHashAnnotation] {
+			return fmt.Errorf("the API's pods still run config %s", api.Spec.Template.Annotations[resources.ConfigHashAnnotation])
+		}
+		return nil
+	})
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+}
+
+// setPodReady sets the Ready and ContainersReady conditions of a pod's status, as a kubelet
+// whose readiness probe starts or stops passing does.
+func setPodReady(t *testing.T, ns, pod string, ready bool) {
+	t.Helper()
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	patch := fmt.Sprintf(`{"status":{"conditions":[{"type":"Ready","status":%q},{"type":"ContainersReady","status":%q}]}}`, status, status)
+	env.Kubectl.Must(t, "patch", "pod", "-n", ns, pod, "--subresource=status", "-p", patch)
 }
