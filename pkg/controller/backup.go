@@ -45,6 +45,9 @@ type backupPlan struct {
 	restore restorePlan
 	// deleteIndex is the index of a removed workspace to delete (indices.go), or "".
 	deleteIndex string
+	// keepBlocks leaves a flood-stage read-only block the read finds as it is
+	// (AutoPilotBlockClearing).
+	keepBlocks bool
 }
 
 // restorePlan is one step of a restore (restore.go).

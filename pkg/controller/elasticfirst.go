@@ -37,8 +37,12 @@ func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by
 // apiWaitsForElasticsearch, live being the API Deployment m controls (nil: none). A name
-// another owner holds in the cache does not wait: ensure then reports the conflict.
+// another owner holds in the cache does not wait: ensure then reports the conflict, and
+// neither does anything when AutoPilotOffAnnotation turns this part off.
 func (c *Controller) apiWaits(m *monoclev1alpha1.Monocle, elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
+	if autoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
+		return false
+	}
 	if live == nil {
 		if taken, err := c.deploymentsLister.Deployments(m.Namespace).Get(desired.Name); err == nil && !isControlledBy(taken, m) {
 			return false

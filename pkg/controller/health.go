@@ -124,6 +124,8 @@ type healthRead struct {
 	// health is what the last read found; err why it failed ("" when it did not).
 	health *monoclev1alpha1.ElasticsearchHealth
 	err    string
+	// healthTime is when the read that found health started: what it found is no older.
+	healthTime time.Time
 	// plan is the backup work of the read under way or of the last one; backup is what the
 	// last read with backup work did of it (nil before one).
 	plan   backupPlan
@@ -233,6 +235,7 @@ func (h *healthReads) forget(key cache.ObjectName) {
 // apiURL, when set, is the Monocle API's /health, read too.
 func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url, apiURL string, plan backupPlan, workspaces []string) {
 	defer func() { <-h.slots }()
+	started := time.Now()
 	ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
 	defer cancel()
 	h.mu.Lock()
@@ -245,7 +248,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 	client, err := h.newClient(url)
 	var health *monoclev1alpha1.ElasticsearchHealth
 	if err == nil {
-		health, err = readElastic(ctx, logger.WithValues("monocle", key), client, blocks)
+		health, err = readElastic(ctx, logger.WithValues("monocle", key), client, blocks, !plan.keepBlocks)
 	}
 	var errText string
 	if err != nil {
@@ -287,7 +290,7 @@ func (h *healthReads) read(logger klog.Logger, key cache.ObjectName, uid types.U
 		r.apiRead != (apiURL != "") || r.apiErr != apiErr
 	r.running, r.done, r.err = false, time.Now(), errText
 	if err == nil {
-		r.health = health
+		r.health, r.healthTime = health, started
 	}
 	if crawlers != nil {
 		r.crawlers, r.crawlerErrors = crawlers, crawlerErrors
@@ -383,8 +386,9 @@ func (h *healthReads) runBackup(logger klog.Logger, key cache.ObjectName, client
 // also reads the indices Elasticsearch made read-only at its flood-stage watermark (issue
 // 18): Monocle ignores the failed writes and drops what it crawls. Once the disk is back
 // under the high watermark a block that stayed (Elasticsearch lifts it by itself only from
-// 7.4) is cleared. A failure of these requests is logged, never a failed read.
-func readElastic(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (*monoclev1alpha1.ElasticsearchHealth, error) {
+// 7.4) is cleared, unless clear is false (AutoPilotBlockClearing). A failure of these
+// requests is logged, never a failed read.
+func readElastic(ctx context.Context, logger klog.Logger, client elastic.Client, blocks, clear bool) (*monoclev1alpha1.ElasticsearchHealth, error) {
 	health, err := client.Health(ctx)
 	if err != nil {
 		return nil, err
@@ -400,20 +404,23 @@ func readElastic(ctx context.Context, logger klog.Logger, client elastic.Client,
 		IndicesSize:     mebibytes(disk.IndicesBytes),
 	}
 	if blocks || disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent {
-		out.ReadOnlyIndices = readOnlyIndices(ctx, logger, client, disk)
+		out.ReadOnlyIndices = readOnlyIndices(ctx, logger, client, disk, clear)
 	}
 	return out, nil
 }
 
 // readOnlyIndices returns the indices with Elasticsearch's flood-stage block, after clearing
-// it when disk is under the high watermark.
-func readOnlyIndices(ctx context.Context, logger klog.Logger, client elastic.Client, disk elastic.Disk) []string {
+// it when clear is set and the disk is under the high watermark.
+func readOnlyIndices(ctx context.Context, logger klog.Logger, client elastic.Client, disk elastic.Disk, clear bool) []string {
 	blocked, err := client.ReadOnlyIndices(ctx)
 	if err != nil || len(blocked) == 0 {
 		if err != nil {
 			logger.V(2).Info("Reading the read-only indices failed", "err", err)
 		}
 		return nil
+	}
+	if !clear {
+		return blocked
 	}
 	wm, err := client.Watermarks(ctx)
 	if err != nil {

@@ -505,7 +505,7 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			health, err := readElastic(ctx, klog.Background(), client, false)
+			health, err := readElastic(ctx, klog.Background(), client, false, true)
 			if err != nil || health == nil || health.Status != "green" || ptr.Deref(health.DiskUsedPercent, 0) < 95 || health.ReadOnlyIndices != nil {
 				t.Errorf("health %+v, err %v; want green, 95%% or more, no read-only indices", health, err)
 			}

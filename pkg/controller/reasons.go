@@ -207,6 +207,20 @@ const (
 	// ReasonVolumeHasRoom: the data volume is at most DiskPressurePercent full (DiskPressure,
 	// False).
 	ReasonVolumeHasRoom = "VolumeHasRoom"
+	// ReasonStorageGrowing: spec.storageGrowth grows the data volume by a step (DiskPressure,
+	// True, until it has grown; a Normal event per step).
+	ReasonStorageGrowing = "StorageGrowing"
+	// ReasonStorageGrown: the data volume reached the size of the last step (a Normal event).
+	ReasonStorageGrown = "StorageGrown"
+	// ReasonStorageGrowthAtMaximum: the volume is full and at storageGrowth.maxSize (a
+	// Warning event; DiskPressure's message says so).
+	ReasonStorageGrowthAtMaximum = "StorageGrowthAtMaximum"
+	// ReasonStorageGrowthRefused: the volume is full and its StorageClass does not allow
+	// volume expansion (a Warning event; DiskPressure's message says so).
+	ReasonStorageGrowthRefused = "StorageGrowthRefused"
+	// ReasonAPIRestarted: the read-only block was lifted and the API, not ready, was
+	// restarted (a Warning event).
+	ReasonAPIRestarted = "APIRestarted"
 )
 
 // Reasons of the Upgraded condition and of upgrade events (upgrade.go); UpToDate (True) is

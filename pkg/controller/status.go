@@ -120,6 +120,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
 	status.Upgrade = obs.upgrade.DeepCopy()
 	status.CrawlerRestarts = obs.crawlerRestarts.DeepCopy()
+	status.StorageGrowth, status.APIRestart = obs.storageGrowth.DeepCopy(), obs.apiRestart.DeepCopy()
 	status.UnusedIndices = nil
 	for _, u := range obs.unusedIndices {
 		status.UnusedIndices = append(status.UnusedIndices, *u.DeepCopy())

@@ -14,8 +14,8 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// ensureStorage brings the Elasticsearch PVC to spec.storageSize where that can be done in
-// place: a larger size is requested from the PVC when its StorageClass allows volume
+// ensureStorage brings the Elasticsearch PVC to spec.storageSize, or the larger size storage
+// growth reached (storageWant), where that can be done in place: a larger size is requested from the PVC when its StorageClass allows volume
 // expansion. A shrink, a change of StorageClass or an expansion the class does not allow is
 // refused in the StorageReady condition; nothing is ever deleted to apply it. The StatefulSet's
 // volume claim template is immutable and keeps the size it was created with; the PVC is what
@@ -44,7 +44,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 	if m.Spec.StorageClassName != "" && m.Spec.StorageClassName != class {
 		return refuse("storageClassName %q differs from the volume's StorageClass %q and cannot be changed in place", m.Spec.StorageClassName, class)
 	}
-	want := resources.StorageSize(m)
+	want := storageWant(m)
 	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	switch want.Cmp(requested) {
 	case -1:
@@ -75,4 +75,29 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, capacity.String(), want.String())
 	}
 	return cond, nil
+}
+
+// elasticPVC is the Elasticsearch PVC of m from the cache, or nil.
+func (c *Controller) elasticPVC(m *monoclev1alpha1.Monocle, volume string) *corev1.PersistentVolumeClaim {
+	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(resources.ElasticPVCName(m, volume))
+	if err != nil {
+		return nil
+	}
+	return pvc
+}
+
+// storageClassExpands reports whether the StorageClass of m's Elasticsearch PVC allows
+// volume expansion, reading it from the API server (StorageClasses are not cached: they are
+// read only to grow a volume).
+func (c *Controller) storageClassExpands(ctx context.Context, m *monoclev1alpha1.Monocle, volume string) (bool, error) {
+	pvc := c.elasticPVC(m, volume)
+	if pvc == nil {
+		return false, fmt.Errorf("no PVC %s", resources.ElasticPVCName(m, volume))
+	}
+	class := ptr.Deref(pvc.Spec.StorageClassName, "")
+	sc, err := c.kubeclientset.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{})
+	if err != nil {
+		return false, fmt.Errorf("reading StorageClass %q: %w", class, err)
+	}
+	return ptr.Deref(sc.AllowVolumeExpansion, false), nil
 }

@@ -69,6 +69,11 @@ type observed struct {
 	// apiWaits is set when the API Deployment was neither created nor rolled because
 	// Elasticsearch has no ready pod (elasticfirst.go).
 	apiWaits bool
+	// storageGrowth and apiRestart are status.storageGrowth and status.apiRestart, and
+	// growthEvent the event of this sync's growth decision (diskfull.go).
+	storageGrowth *monoclev1alpha1.StorageGrowthStatus
+	apiRestart    *monoclev1alpha1.APIRestart
+	growthEvent   *growthEvent
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -262,7 +267,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
 			CrawlerStopped: maintenance.stopCrawler || upgrade.stopCrawler, Restoring: restoring,
 			APIImage: upgrade.apiImage, CrawlerImage: upgrade.crawlerImage, APIRecreate: upgrade.apiRecreate,
-			CrawlerRestartedAt: crawlerRestartedAt(m)}
+			CrawlerRestartedAt: crawlerRestartedAt(m), APIRestartedAt: apiRestartedAt(m)}
 		c.steps(
 			func() {
 				if !secrets.api {
@@ -302,10 +307,11 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.crawlers = maintenance.crawlers
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
-		Message: "The operator reconciles this Monocle",
+		Message: "The operator reconciles this Monocle" + autoPilotMessage(m),
 	})
 
 	obs.crawlerRestarts = m.Status.CrawlerRestarts
+	obs.storageGrowth, obs.apiRestart = m.Status.StorageGrowth, m.Status.APIRestart
 	obs.unusedIndices, obs.indexDeletion = m.Status.UnusedIndices, m.Status.IndexDeletion
 	if c.health != nil {
 		elasticReady := elasticServing(obs.elastic)
@@ -315,13 +321,18 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 		deletion := planIndexDeletion(m, cfg.parsed)
 		plan.deleteIndex = deletion.index
+		plan.keepBlocks = autoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
 		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
 		apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
 		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
 			workspaces: crawlerWorkspaces(obs.crawlers)})
 		// Only a Monocle whose health no read has reported yet waits for the first.
 		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
-		obs.conditions = append(obs.conditions, healthConditions(m, last, elasticReady)...)
+		obs.storageGrowth, obs.growthEvent = planStorageGrowth(m, c.elasticPVC(m, volume), last, func() (bool, error) {
+			return c.storageClassExpands(ctx, m, volume)
+		}, now)
+		obs.apiRestart = planAPIRestart(m, last, obs.api, now)
+		obs.conditions = append(obs.conditions, withGrowth(healthConditions(m, last, elasticReady), obs.storageGrowth)...)
 		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
 		lastBackup = last.backup
 		obs.unusedIndices = unusedIndices(m, cfg.parsed, last.indices)
@@ -368,6 +379,16 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
 	c.recordUpgradeTransition(m, m.Status.Upgrade, obs.upgrade)
 	c.recordIndexDeletion(m, m.Status.IndexDeletion, obs.indexDeletion)
+	if e := obs.growthEvent; e != nil {
+		typ := corev1.EventTypeNormal
+		if e.warning {
+			typ = corev1.EventTypeWarning
+		}
+		c.recorder.Event(m, typ, e.reason, e.message)
+	}
+	if r := obs.apiRestart; r != nil && (m.Status.APIRestart == nil || !r.Time.Equal(&m.Status.APIRestart.Time)) {
+		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonAPIRestarted, "Restarting the API pods: %s", r.Reason)
+	}
 	if obs.crawlerRestarted {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonCrawlerRestarted, "Restarting the crawler pod: %s", obs.crawlerRestarts.Reason)
 	}

@@ -108,7 +108,8 @@ func templateImage(d *appsv1.Deployment) string {
 //
 // An upgrade is a change of the spec's API image from the one the status says the API runs
 // (status.api.image, as the previous sync saw it): an image someone else wrote into the
-// Deployment is drift, put back at once, not an upgrade.
+// Deployment is drift, put back at once, not an upgrade. The AutoPilotUpgradePhases part of
+// AutoPilotOffAnnotation rolls a new image at once instead; an upgrade under way finishes.
 func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *backupOutcome, restoring bool, now time.Time) upgradeStep {
 	want := resources.APIImage(m)
 	step := upgradeStep{status: m.Status.Upgrade.DeepCopy()}
@@ -121,7 +122,7 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 
 	if !active {
 		switch {
-		case restoring || running == "" || running == want || api == nil:
+		case restoring || running == "" || running == want || api == nil || autoPilotIsOff(m, monoclev1alpha1.AutoPilotUpgradePhases):
 			if st != nil && st.Phase == monoclev1alpha1.UpgradeSucceeded && st.To == want {
 				cond.Reason, cond.Message = ReasonUpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", st.From, st.To)
 			}

@@ -50,7 +50,12 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	if in.APIRecreate {
 		strategy = appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType}
 	}
-	return newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), strategy)
+	d := newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), strategy)
+	if in.APIRestartedAt != "" {
+		d.Spec.Template.Annotations[RestartedAtAnnotation] = in.APIRestartedAt
+		setSpecHash(&d.ObjectMeta, d.Spec)
+	}
+	return d
 }
 
 // apiStartupFailures is the API's startup probe failure threshold: with a period of 10s, two

@@ -76,11 +76,18 @@ type Inputs struct {
 	// CrawlerRestartedAtAnnotation: a new value restarts the crawler pod (as kubectl rollout
 	// restart does).
 	CrawlerRestartedAt string
+	// APIRestartedAt, when set, goes on the API's pod template as RestartedAtAnnotation: a
+	// new value restarts the API pods.
+	APIRestartedAt string
 }
 
-// CrawlerRestartedAtAnnotation on the crawler's pod template is the time of the last restart
-// the operator asked for because crawlers made no progress.
-const CrawlerRestartedAtAnnotation = "monocle.change-metrics.io/restarted-at"
+// RestartedAtAnnotation on a pod template is the time of the last restart the operator asked
+// for: of the crawler because crawlers made no progress, of the API after a read-only block
+// was lifted.
+const RestartedAtAnnotation = "monocle.change-metrics.io/restarted-at"
+
+// CrawlerRestartedAtAnnotation is RestartedAtAnnotation on the crawler's pod template.
+const CrawlerRestartedAtAnnotation = RestartedAtAnnotation
 
 // APIName is the name of the API Deployment and Service, the generated Secret and the
 // ConfigMap of Monocle m: "<name>-api".

@@ -125,6 +125,13 @@ func hostileCases() []hostileCase {
 		hostileRejectedCreate("ingress issuer of an unknown kind", "t-ingress-issuer", `{ingress: {host: m.example.com, tls: {issuerRef: {name: le, kind: Certificate}}}}`, "spec.ingress.tls.issuerRef.kind", "Unsupported value"),
 		hostileRejectedCreate("httpRoute without parents", "t-httproute-noparent", `{httpRoute: {hostnames: [m.example.com]}}`, "spec.httpRoute.parentRefs", "Required"),
 		hostileRejectedCreate("httpRoute hostname with a path", "t-httproute-path", `{httpRoute: {parentRefs: [{name: gw}], hostnames: ["m.example.com/x"]}}`, "spec.httpRoute.hostnames[0]"),
+		// Storage growth.
+		hostileRejectedCreate("storage growth below the storage size", "t-growth-max", `{storageSize: 10Gi, storageGrowth: {maxSize: 5Gi}}`,
+			"spec.storageGrowth.maxSize", "storageGrowth.maxSize must be larger than storageSize"),
+		hostileRejectedCreate("storage growth without a maximum", "t-growth-nomax", `{storageGrowth: {step: 1Gi}}`, "spec.storageGrowth.maxSize", "Required"),
+		hostileRejectedCreate("storage growth step under 1Gi", "t-growth-step", `{storageGrowth: {maxSize: 5Gi, step: 100Mi}}`,
+			"spec.storageGrowth.step", "storageGrowth.step must be a quantity of at least 1Gi"),
+		hostileRejectedCreate("storage growth beyond 64Ti", "t-growth-huge", `{storageGrowth: {maxSize: 1Pi}}`, "spec.storageGrowth.maxSize"),
 		// Backups and restores.
 		hostileRejectedCreate("restore with nowhere to read from", "t-restore-nowhere", `{restore: {snapshot: nightly}}`,
 			"spec.restore", "restore needs restore.repository, or backup whose repository holds the snapshot"),

@@ -55,6 +55,7 @@ type Monocle struct {
 // gives a working Monocle with one empty "demo" workspace. The fields publicURL,
 // storageClassName, storageSize, image and route come from the earlier operator (v0.0.2) and
 // keep their meaning.
+// +kubebuilder:validation:XValidation:rule="!has(self.storageGrowth) || !isQuantity(string(self.storageGrowth.maxSize)) || quantity(string(self.storageGrowth.maxSize)).compareTo(has(self.storageSize) && isQuantity(string(self.storageSize)) ? quantity(string(self.storageSize)) : quantity('1Gi')) > 0",message="storageGrowth.maxSize must be larger than storageSize",fieldPath=".storageGrowth.maxSize"
 // +kubebuilder:validation:XValidation:rule="!has(self.restore) || has(self.restore.repository) || has(self.backup)",message="restore needs restore.repository, or backup whose repository holds the snapshot",fieldPath=".restore"
 type MonocleSpec struct {
 	// PublicURL is the external URL users reach the web UI and API at, given to the API as
@@ -93,6 +94,15 @@ type MonocleSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0 && quantity(string(self)).compareTo(quantity('64Ti')) <= 0",message="storageSize must be a quantity of at least 1Gi and at most 64Ti, such as 1Gi or 20Gi"
 	StorageSize *resource.Quantity `json:"storageSize,omitempty"`
+
+	// StorageGrowth, when set, lets the operator grow the Elasticsearch data volume by itself
+	// when Elasticsearch reports it more than DiskPressurePercent full or its indices
+	// read-only: one step at a time, each after the last one reached the volume, never beyond
+	// maxSize, and only when the volume's StorageClass allows volume expansion. Unset: the
+	// volume stays at storageSize. status.storageGrowth reports each step; the volume never
+	// shrinks back, even when storageGrowth is removed.
+	// +optional
+	StorageGrowth *StorageGrowthSpec `json:"storageGrowth,omitempty"`
 
 	// Ingress exposes the web UI and API outside the cluster through a networking.k8s.io/v1
 	// Ingress "<name>-api" to the API Service: host, IngressClass, TLS (a Secret, optionally
@@ -624,6 +634,15 @@ type MonocleStatus struct {
 	// CrawlerRestarts reports the restarts of the crawler pod for want of progress.
 	// +optional
 	CrawlerRestarts *CrawlerRestarts `json:"crawlerRestarts,omitempty"`
+	// StorageGrowth reports the growth of the Elasticsearch volume spec.storageGrowth asked
+	// for; its size is the least the operator keeps the volume at.
+	// +optional
+	StorageGrowth *StorageGrowthStatus `json:"storageGrowth,omitempty"`
+	// APIRestart reports the last restart of the API pods the operator made: after the
+	// flood-stage read-only block was lifted from the indices, an API that was not ready (one
+	// that crash-looped on its index settings update at start) is restarted once.
+	// +optional
+	APIRestart *APIRestart `json:"apiRestart,omitempty"`
 	// Upgrade reports the last Monocle version upgrade: a change of the API's image, which
 	// the operator carries out in phases so that one API version runs at a time.
 	// +optional
@@ -920,6 +939,44 @@ type IndexDeletion struct {
 //	kubectl annotate monocle <name> monocle.change-metrics.io/delete-index=<workspace>
 const DeleteIndexAnnotation = "monocle.change-metrics.io/delete-index"
 
+// StorageGrowthSpec bounds the growth of the Elasticsearch data volume.
+// +kubebuilder:validation:XValidation:rule="!has(self.step) || (isQuantity(string(self.step)) && quantity(string(self.step)).compareTo(quantity('1Gi')) >= 0)",message="storageGrowth.step must be a quantity of at least 1Gi",fieldPath=".step"
+type StorageGrowthSpec struct {
+	// MaxSize is the size the operator never grows the volume beyond, from 1Gi to 64Ti.
+	// +kubebuilder:validation:XValidation:rule="isQuantity(string(self)) && quantity(string(self)).compareTo(quantity('1Gi')) >= 0 && quantity(string(self)).compareTo(quantity('64Ti')) <= 0",message="storageGrowth.maxSize must be a quantity of at least 1Gi and at most 64Ti, such as 50Gi"
+	MaxSize resource.Quantity `json:"maxSize"`
+	// Step is what each growth adds to the volume, at least 1Gi; the new size is rounded up
+	// to whole GiB. Defaults to half the volume's size at the time of the step.
+	// +optional
+	Step *resource.Quantity `json:"step,omitempty"`
+}
+
+// StorageGrowthStatus reports the growth of the Elasticsearch data volume.
+type StorageGrowthStatus struct {
+	// Size is the size the operator last asked of the volume's PVC.
+	Size resource.Quantity `json:"size"`
+	// Steps counts the growths of this Monocle's volume.
+	Steps int32 `json:"steps"`
+	// LastTime is when the last step was asked for.
+	// +optional
+	LastTime *metav1.Time `json:"lastTime,omitempty"`
+	// ExpandedTime is when the PVC was first seen with the capacity of Size; unset while it
+	// expands. A next step needs a read of Elasticsearch taken after it.
+	// +optional
+	ExpandedTime *metav1.Time `json:"expandedTime,omitempty"`
+	// Message says why the last step was taken, or why none can be.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// APIRestart is a restart of the API pods the operator made.
+type APIRestart struct {
+	// Time is when the restart was asked for; the API's pod template carries it.
+	Time metav1.Time `json:"time"`
+	// Reason says why.
+	Reason string `json:"reason"`
+}
+
 // CrawlerRestarts are the restarts of the crawler pod the operator made because crawlers
 // made no progress (spec.crawler.stuckAfter).
 type CrawlerRestarts struct {
@@ -966,6 +1023,28 @@ const (
 // PausedAnnotation on a Monocle, set to "true", makes the operator leave the Monocle's objects
 // alone (for manual maintenance); the Paused condition shows it. Removing it resumes.
 const PausedAnnotation = "monocle.change-metrics.io/paused"
+
+// AutoPilotOffAnnotation on a Monocle turns off automatic actions of the operator, named in
+// a comma-separated list of the AutoPilot* parts ("upgrade-phases,block-clearing"). Names
+// that are no part are ignored and listed in the Paused condition's message.
+const AutoPilotOffAnnotation = "monocle.change-metrics.io/auto-pilot-off"
+
+// The parts of the operator's auto-pilot AutoPilotOffAnnotation can turn off.
+const (
+	// AutoPilotUpgradePhases: a change of the API's image rolls the API and the crawler at
+	// once, as a config change does, instead of going through the upgrade phases (no
+	// snapshot, old and new API side by side). An upgrade under way finishes.
+	AutoPilotUpgradePhases = "upgrade-phases"
+	// AutoPilotBlockClearing: a flood-stage read-only block that stays once the disk is under
+	// the high watermark is left for Elasticsearch or the admin to lift.
+	AutoPilotBlockClearing = "block-clearing"
+	// AutoPilotAPIRestart: an API that is not ready once a read-only block is gone is not
+	// restarted.
+	AutoPilotAPIRestart = "api-restart"
+	// AutoPilotElasticsearchFirst: the API Deployment is created and rolled without waiting
+	// for a ready Elasticsearch pod.
+	AutoPilotElasticsearchFirst = "elasticsearch-first"
+)
 
 // Condition types of a Monocle, following the Kubernetes API conventions.
 const (
