@@ -50,11 +50,11 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 	case -1:
 		return refuse("storageSize %s is smaller than the volume's %s: volumes cannot shrink", want.String(), requested.String())
 	case 1:
-		sc, err := c.kubeclientset.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{})
+		expands, err := c.storageClassExpands(ctx, pvc)
 		if err != nil {
-			return cond, fmt.Errorf("reading StorageClass %q to expand PVC %s: %w", class, name, err)
+			return cond, fmt.Errorf("expanding PVC %s: %w", name, err)
 		}
-		if !ptr.Deref(sc.AllowVolumeExpansion, false) {
+		if !expands {
 			return refuse("StorageClass %q does not allow volume expansion, so the volume stays at %s instead of storageSize %s",
 				class, requested.String(), want.String())
 		}
@@ -86,14 +86,10 @@ func (c *Controller) elasticPVC(m *monoclev1alpha1.Monocle, volume string) *core
 	return pvc
 }
 
-// storageClassExpands reports whether the StorageClass of m's Elasticsearch PVC allows
-// volume expansion, reading it from the API server (StorageClasses are not cached: they are
-// read only to grow a volume).
-func (c *Controller) storageClassExpands(ctx context.Context, m *monoclev1alpha1.Monocle, volume string) (bool, error) {
-	pvc := c.elasticPVC(m, volume)
-	if pvc == nil {
-		return false, fmt.Errorf("no PVC %s", resources.ElasticPVCName(m, volume))
-	}
+// storageClassExpands reports whether the StorageClass of pvc allows volume expansion,
+// reading it from the API server (StorageClasses are not cached: they are read only to grow
+// a volume).
+func (c *Controller) storageClassExpands(ctx context.Context, pvc *corev1.PersistentVolumeClaim) (bool, error) {
 	class := ptr.Deref(pvc.Spec.StorageClassName, "")
 	sc, err := c.kubeclientset.StorageV1().StorageClasses().Get(ctx, class, metav1.GetOptions{})
 	if err != nil {

@@ -328,8 +328,9 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			workspaces: crawlerWorkspaces(obs.crawlers)})
 		// Only a Monocle whose health no read has reported yet waits for the first.
 		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
-		obs.storageGrowth, obs.growthEvent = planStorageGrowth(m, c.elasticPVC(m, volume), last, func() (bool, error) {
-			return c.storageClassExpands(ctx, m, volume)
+		pvc := c.elasticPVC(m, volume)
+		obs.storageGrowth, obs.growthEvent = planStorageGrowth(m, pvc, last, func() (bool, error) {
+			return c.storageClassExpands(ctx, pvc)
 		}, now)
 		obs.apiRestart = planAPIRestart(m, last, obs.api, now)
 		obs.conditions = append(obs.conditions, withGrowth(healthConditions(m, last, elasticReady), obs.storageGrowth)...)
