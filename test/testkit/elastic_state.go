@@ -145,13 +145,23 @@ func (f *FakeElasticsearch) with(namespace, monocle string, fn func(s *esState))
 	fn(f.state(esKey{namespace: namespace, monocle: monocle}))
 }
 
+// index returns the index name, created open with no document when it does not exist.
+func (s *esState) index(name string) *fakeIndex {
+	ix := s.indices[name]
+	if ix == nil {
+		ix = &fakeIndex{uuid: newUUID(), open: true}
+		s.indices[name] = ix
+	}
+	return ix
+}
+
 // SetIndices makes indices the indices of the Elasticsearch of Monocle monocle in
 // namespace, replacing those it had: each open, with no document.
 func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...string) {
 	f.with(namespace, monocle, func(s *esState) {
 		s.indices = map[string]*fakeIndex{}
 		for _, name := range indices {
-			s.indices[name] = &fakeIndex{uuid: newUUID(), open: true}
+			s.index(name)
 		}
 	})
 }
@@ -160,12 +170,7 @@ func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...str
 // namespace, creating the index, open, when it does not exist.
 func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64) {
 	f.with(namespace, monocle, func(s *esState) {
-		ix := s.indices[index]
-		if ix == nil {
-			ix = &fakeIndex{uuid: newUUID(), open: true}
-			s.indices[index] = ix
-		}
-		ix.docs = docs
+		s.index(index).docs = docs
 	})
 }
 
@@ -184,12 +189,7 @@ type FakeCrawlerEntity struct {
 // elastic's CrawlersProgress), whatever the query says.
 func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
 	f.with(namespace, monocle, func(s *esState) {
-		ix := s.indices[index]
-		if ix == nil {
-			ix = &fakeIndex{uuid: newUUID(), open: true}
-			s.indices[index] = ix
-		}
-		ix.crawlers = append([]FakeCrawlerEntity(nil), entities...)
+		s.index(index).crawlers = append([]FakeCrawlerEntity(nil), entities...)
 	})
 }
 
@@ -207,12 +207,7 @@ type FakeCrawlerError struct {
 // elastic's CrawlersErrors).
 func (f *FakeElasticsearch) SetCrawlerErrors(namespace, monocle, index string, errs ...FakeCrawlerError) {
 	f.with(namespace, monocle, func(s *esState) {
-		ix := s.indices[index]
-		if ix == nil {
-			ix = &fakeIndex{uuid: newUUID(), open: true}
-			s.indices[index] = ix
-		}
-		ix.errors = append([]FakeCrawlerError(nil), errs...)
+		s.index(index).errors = append([]FakeCrawlerError(nil), errs...)
 	})
 }
 
