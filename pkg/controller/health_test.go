@@ -271,21 +271,18 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	return f, m, srv
 }
 
-// TestFirstReadHoldsTheStatusWrite: the sync that starts the first read of a ready
-// Elasticsearch writes no status; the read's end enqueues the Monocle, whose next sync writes
-// the status with the health in it.
-func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
-	_, ctx := ktesting.NewTestContext(t)
-	f, m, _ := readingFixture(ctx, t, time.Hour)
+// syncThroughFirstRead syncs the Monocle key of a readingFixture twice: the first sync starts
+// the first read of Elasticsearch and writes nothing, the read's end adds the key to the
+// queue at once, and the second sync writes the status alone, which it returns.
+func syncThroughFirstRead(ctx context.Context, t *testing.T, f *fixture, key cache.ObjectName) *monoclev1alpha1.Monocle {
+	t.Helper()
 	c := f.controller
-	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
 	if err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
 	}
 	if w := writes(f.client.Actions()); len(w) != 0 {
 		t.Fatalf("the sync that started the first read wrote %v", describe(w))
 	}
-	// The read's end adds the key at once.
 	item, shutdown := c.queue.Get()
 	if shutdown || item != key {
 		t.Fatalf("queue gave %v (shutdown %v), want %v", item, shutdown, key)
@@ -298,7 +295,16 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	if len(w) != 1 {
 		t.Fatalf("writes after the read: %v, want one status update", describe(w))
 	}
-	status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
+	return w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle)
+}
+
+// TestFirstReadHoldsTheStatusWrite: the sync that starts the first read of a ready
+// Elasticsearch writes no status; the read's end enqueues the Monocle, whose next sync writes
+// the status with the health in it.
+func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, m, _ := readingFixture(ctx, t, time.Hour)
+	status := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m)).Status
 	if status.ElasticsearchHealth == nil || status.ElasticsearchHealth.Status != "yellow" {
 		t.Errorf("status.elasticsearchHealth = %+v, want yellow", status.ElasticsearchHealth)
 	}
@@ -319,24 +325,10 @@ func TestAPIHealthReported(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f, m, srv := readingFixture(ctx, t, time.Hour)
 	srv.Reply("GET", "/health", 503, `"starting"`)
-	c := f.controller
-	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
-	if err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	item, _ := c.queue.Get()
-	c.queue.Done(item)
-	if err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := writes(f.client.Actions())
-	if len(w) != 1 {
-		t.Fatalf("writes after the read: %v, want one status update", describe(w))
-	}
+	status := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m)).Status
 	if got := srv.RequestsTo("GET", "/health"); len(got) != 1 {
 		t.Fatalf("%d health requests to the API, want 1", len(got))
 	}
-	status := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
 	api := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy)
 	if api.Status != metav1.ConditionFalse || api.Reason != ReasonAPIUnreachable || !strings.Contains(api.Message, "503") || !strings.Contains(api.Message, "demo-api") {
 		t.Errorf("APIHealthy = %+v", api)
@@ -397,22 +389,8 @@ func testkitEventually(t *testing.T, cond func() bool) {
 func TestRestartKeepsEarlierHealth(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	f, m, _ := readingFixture(ctx, t, time.Hour)
-	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
-	c := f.controller
-	if err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if _, shutdown := c.queue.Get(); shutdown {
-		t.Fatal("queue shut down")
-	}
-	if err := c.syncHandler(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	w := writes(f.client.Actions())
-	if len(w) != 1 {
-		t.Fatalf("writes %v, want the status with the health", describe(w))
-	}
-	read := w[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle)
+	key := cache.MetaObjectToName(m)
+	read := syncThroughFirstRead(ctx, t, f, key)
 
 	// A new operator process: the Monocle as the first one left it, no read yet, and no slot.
 	g := newFixture(t)
