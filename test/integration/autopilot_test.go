@@ -238,42 +238,18 @@ func setPodReady(t *testing.T, ns, pod string, ready bool) {
 // and the status and DiskPressure tell each step.
 func TestStorageGrowth(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
-	ctx := context.Background()
 	ns := "storage-growth"
-	// kwok provisions volumes of its own StorageClass only; let it expand for this test.
-	env.Kubectl.Must(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":true}`)
-	t.Cleanup(func() {
-		_, _ = env.Kubectl.Run(context.Background(), "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
-	})
+	allowVolumeExpansion(t)
 	startDay2(t, ns)
-	pvcRequests := func(want string) {
-		t.Helper()
-		testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PVC requests "+want, func() error {
-			pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			if got := pvc.Spec.Resources.Requests.Storage().String(); got != want {
-				return fmt.Errorf("PVC requests %s", got)
-			}
-			return nil
-		})
-	}
-	// No volume resizer runs here: act as one.
-	resized := func(size string) {
-		t.Helper()
-		env.Kubectl.Must(t, "patch", "pvc", "-n", ns, "data-m-elastic-0", "--subresource=status", "--type=merge",
-			"-p", `{"status":{"capacity":{"storage":"`+size+`"}}}`)
-	}
 
 	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: testkit.ElasticYellow, Allocation: testkit.Allocation90})
 	waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionTrue, "VolumeAlmostFull")
 	// Without storageGrowth the volume stays as it is.
 	time.Sleep(3 * time.Second)
-	pvcRequests("1Gi")
+	waitElasticPVCRequests(t, ns, "1Gi")
 
 	patchMonocle(t, ns, `{"spec":{"storageGrowth":{"maxSize":"3Gi","step":"1Gi"}}}`)
-	pvcRequests("2Gi")
+	waitElasticPVCRequests(t, ns, "2Gi")
 	growing := waitCondition(t, ns, "m", "DiskPressure", metav1.ConditionTrue, "StorageGrowing")
 	if !strings.Contains(growing.Message, "from 1Gi to 2Gi") {
 		t.Errorf("DiskPressure message %q does not give the sizes", growing.Message)
@@ -281,16 +257,16 @@ func TestStorageGrowth(t *testing.T) {
 	waitEvent(t, ns, "StorageGrowing", "from 1Gi to 2Gi")
 	// The disk stays 90% full while the PVC expands: no second step.
 	time.Sleep(3 * time.Second)
-	pvcRequests("2Gi")
+	waitElasticPVCRequests(t, ns, "2Gi")
 	if st := getMonocle(t, ns, "m").Status.StorageGrowth; st == nil || st.Steps != 1 || st.ExpandedTime != nil {
 		t.Fatalf("while expanding: status.storageGrowth = %+v, want step 1 under way", st)
 	}
 
-	resized("2Gi")
+	resizeElasticPVC(t, ns, "2Gi")
 	waitEvent(t, ns, "StorageGrown", "2Gi")
 	// Still 90% full after the growth (the fake says so): the next step, to maxSize.
-	pvcRequests("3Gi")
-	resized("3Gi")
+	waitElasticPVCRequests(t, ns, "3Gi")
+	resizeElasticPVC(t, ns, "3Gi")
 	waitEvent(t, ns, "StorageGrowthAtMaximum", "maxSize 3Gi")
 	st := getMonocle(t, ns, "m").Status.StorageGrowth
 	if st == nil || st.Steps != 2 || st.Size.String() != "3Gi" || !strings.Contains(st.Message, "maxSize 3Gi") {
@@ -307,5 +283,5 @@ func TestStorageGrowth(t *testing.T) {
 		}
 		return nil
 	})
-	pvcRequests("3Gi")
+	waitElasticPVCRequests(t, ns, "3Gi")
 }

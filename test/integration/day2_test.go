@@ -364,32 +364,51 @@ func TestUpgradeScaleAndPause(t *testing.T) {
 	before.expectUnchanged(t, ns)
 }
 
-func TestStorageExpansion(t *testing.T) {
-	testkit.NeedCluster(t, env.Env != nil)
-	ctx := context.Background()
-	ns := "day2-storage"
-	// kwok provisions volumes of its own StorageClass only; let it expand for this test.
+// allowVolumeExpansion lets kwok's StorageClass, the only one whose volumes kwok provisions,
+// expand volumes until the test ends.
+func allowVolumeExpansion(t *testing.T) {
+	t.Helper()
 	env.Kubectl.Must(t, "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":true}`)
 	t.Cleanup(func() {
 		_, _ = env.Kubectl.Run(context.Background(), "patch", "storageclass", "kwok-volume", "-p", `{"allowVolumeExpansion":false}`)
 	})
-	startDay2(t, ns)
-	before := takeSnapshot(t, ns)
+}
 
-	patchMonocle(t, ns, `{"spec":{"storageSize":"3Gi"}}`)
-	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PVC expansion requested", func() error {
-		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-m-elastic-0", metav1.GetOptions{})
+// waitElasticPVCRequests waits until the Elasticsearch PVC of Monocle "m" in ns requests size.
+func waitElasticPVCRequests(t *testing.T, ns, size string) {
+	t.Helper()
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "PVC requests "+size, func() error {
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "data-m-elastic-0", metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if got := pvc.Spec.Resources.Requests.Storage().String(); got != "3Gi" {
+		if got := pvc.Spec.Resources.Requests.Storage().String(); got != size {
 			return fmt.Errorf("PVC requests %s", got)
 		}
 		return nil
 	})
+}
+
+// resizeElasticPVC gives the Elasticsearch PVC of Monocle "m" in ns the capacity size, as the
+// volume resizer, which does not run here, would once it expanded the volume.
+func resizeElasticPVC(t *testing.T, ns, size string) {
+	t.Helper()
+	env.Kubectl.Must(t, "patch", "pvc", "-n", ns, "data-m-elastic-0", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"capacity":{"storage":"`+size+`"}}}`)
+}
+
+func TestStorageExpansion(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	ns := "day2-storage"
+	allowVolumeExpansion(t)
+	startDay2(t, ns)
+	before := takeSnapshot(t, ns)
+
+	patchMonocle(t, ns, `{"spec":{"storageSize":"3Gi"}}`)
+	waitElasticPVCRequests(t, ns, "3Gi")
 	// No volume resizer runs here: act as one, and see the condition follow.
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionFalse, "Resizing")
-	env.Kubectl.Must(t, "patch", "pvc", "-n", ns, "data-m-elastic-0", "--subresource=status", "--type=merge", "-p", `{"status":{"capacity":{"storage":"3Gi"}}}`)
+	resizeElasticPVC(t, ns, "3Gi")
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, "AsRequested")
 
 	// A change that cannot be applied in place is refused and changes nothing.
