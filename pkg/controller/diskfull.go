@@ -63,7 +63,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
 	if st != nil && st.ExpandedTime == nil && capacity.Cmp(st.Size) >= 0 {
-		st.ExpandedTime = &metav1.Time{Time: now.Truncate(time.Second)}
+		st.ExpandedTime = statusTime(now)
 		st.Message = strings.Replace(st.Message, growing, grew, 1)
 		return st, &growthEvent{reason: ReasonStorageGrown, message: fmt.Sprintf("The Elasticsearch volume has grown to %s", capacity.String())}
 	}
@@ -93,7 +93,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	}
 	refuse := func(warning bool, reason, message string) (*monoclev1alpha1.StorageGrowthStatus, *growthEvent) {
 		if st == nil {
-			st = &monoclev1alpha1.StorageGrowthStatus{Size: requested.DeepCopy(), ExpandedTime: &metav1.Time{Time: now.Truncate(time.Second)}}
+			st = &monoclev1alpha1.StorageGrowthStatus{Size: requested.DeepCopy(), ExpandedTime: statusTime(now)}
 		}
 		if st.Message == message {
 			return st, nil
@@ -113,7 +113,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 		return refuse(true, ReasonStorageGrowthRefused, fmt.Sprintf(cannotGrow+"%s, and StorageClass %q does not allow volume expansion", why, class))
 	}
 	target := nextSize(requested, spec)
-	st = &monoclev1alpha1.StorageGrowthStatus{Size: target, Steps: 1, LastTime: &metav1.Time{Time: now.Truncate(time.Second)},
+	st = &monoclev1alpha1.StorageGrowthStatus{Size: target, Steps: 1, LastTime: statusTime(now),
 		Message: fmt.Sprintf(growing+" the Elasticsearch volume from %s to %s: %s", requested.String(), target.String(), why)}
 	if was := m.Status.StorageGrowth; was != nil {
 		st.Steps = was.Steps + 1
@@ -157,7 +157,7 @@ func planAPIRestart(m *monoclev1alpha1.Monocle, read healthRead, api *appsv1.Dep
 	if want == 0 || api.Status.ReadyReplicas >= want {
 		return m.Status.APIRestart.DeepCopy()
 	}
-	return &monoclev1alpha1.APIRestart{Time: metav1.Time{Time: now.Truncate(time.Second)},
+	return &monoclev1alpha1.APIRestart{Time: *statusTime(now),
 		Reason: fmt.Sprintf("The read-only block is gone from %s and the API had %d/%d ready pods",
 			strings.Join(was.ReadOnlyIndices, ", "), api.Status.ReadyReplicas, want)}
 }
