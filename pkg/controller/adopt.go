@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -124,7 +125,7 @@ func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1
 		return a, fmt.Errorf("reading PVC %s: %w", pvcName, err)
 	}
 
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonAdopted,
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Adopted,
 		"Adopting the objects the earlier operator made: %s; Secret %s and ConfigMap %s keep their keys and config; the Elasticsearch, API and crawler pods are replaced once",
 		strings.Join(done, ", "), resources.SecretName(m), resources.ConfigMapName(m))
 	return a, nil
@@ -156,7 +157,7 @@ func adoptedCondition(m *monoclev1alpha1.Monocle, volume string) *metav1.Conditi
 		return nil
 	}
 	return &metav1.Condition{
-		Type: monoclev1alpha1.ConditionAdopted, Status: metav1.ConditionTrue, Reason: ReasonAdoptedEarlierOperator,
+		Type: monoclev1alpha1.ConditionAdopted, Status: metav1.ConditionTrue, Reason: reasons.AdoptedEarlierOperator,
 		Message: fmt.Sprintf("Adopted from the earlier operator: StatefulSet %s keeps its selector app=monocle,tier=elastic and volume claim template %s, so Elasticsearch keeps PVC %s; each Service selects this instance's pods once they are ready",
 			resources.ElasticName(m), volume, resources.ElasticPVCName(m, volume)),
 	}

@@ -21,6 +21,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -186,8 +187,8 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	expectActions(t, monocleWrites, "update monocles monocle-sample/status")
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
 	adopted := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionAdopted)
-	if adopted == nil || adopted.Status != metav1.ConditionTrue || adopted.Reason != ReasonAdoptedEarlierOperator {
-		t.Errorf("Adopted = %+v, want True/%s", adopted, ReasonAdoptedEarlierOperator)
+	if adopted == nil || adopted.Status != metav1.ConditionTrue || adopted.Reason != reasons.AdoptedEarlierOperator {
+		t.Errorf("Adopted = %+v, want True/%s", adopted, reasons.AdoptedEarlierOperator)
 	}
 	if status.ConfigSource != monoclev1alpha1.ConfigFromConfigMap {
 		t.Errorf("configSource = %q, want ConfigMap", status.ConfigSource)
@@ -196,7 +197,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		t.Errorf("ConfigValid = %+v", valid)
 	}
 	joined := strings.Join(drain(f), "\n")
-	if !strings.Contains(joined, "Normal "+ReasonAdopted+" ") || !strings.Contains(joined, string(pvc.UID)) {
+	if !strings.Contains(joined, "Normal "+reasons.Adopted+" ") || !strings.Contains(joined, string(pvc.UID)) {
 		t.Errorf("no Adopted event naming the PVC's uid in:\n%s", joined)
 	}
 	if strings.Contains(joined, "Warning") {
@@ -306,7 +307,7 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 	_, kubeWrites, status = resync(t, m, objects)
 	expectActions(t, kubeWrites)
 	if valid := condition(t, status, monoclev1alpha1.ConditionConfigValid); valid.Status != metav1.ConditionFalse ||
-		valid.Reason != ReasonInvalidConfig || !strings.Contains(valid.Message, "ConfigMap demo-api") {
+		valid.Reason != reasons.InvalidConfig || !strings.Contains(valid.Message, "ConfigMap demo-api") {
 		t.Errorf("ConfigValid = %+v, want False/InvalidConfig naming the ConfigMap", valid)
 	}
 
@@ -357,10 +358,10 @@ func TestForeignAPISecretWithTokenVariables(t *testing.T) {
 	}
 	expectActions(t, monocleWrites, "update monocles demo/status")
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
-	if d := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionDegraded); d == nil || d.Reason != ReasonNameConflict {
+	if d := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionDegraded); d == nil || d.Reason != reasons.NameConflict {
 		t.Errorf("Degraded = %+v, want NameConflict", d)
 	}
-	if s := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionSecretsReady); s == nil || s.Reason != ReasonTokenMissing {
+	if s := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionSecretsReady); s == nil || s.Reason != reasons.TokenMissing {
 		t.Errorf("SecretsReady = %+v, want TokenMissing", s)
 	}
 }

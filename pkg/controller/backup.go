@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -276,7 +277,7 @@ type backupResult struct {
 func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time) backupResult {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionBackupReady}
 	if m.Spec.Backup == nil {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotBackedUp
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.NotBackedUp
 		cond.Message = "spec.backup is unset: the Elasticsearch index is not backed up"
 		return backupResult{condition: cond}
 	}
@@ -342,24 +343,24 @@ func backupStatus(m *monoclev1alpha1.Monocle, out *backupOutcome, now time.Time)
 
 	switch {
 	case schedErr != nil:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonInvalidSchedule
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.InvalidSchedule
 		cond.Message = truncate(fmt.Sprintf("spec.backup.schedule %q is not a cron schedule (minute hour day-of-month month day-of-week, or @daily...): %v; only on-demand snapshots are taken",
 			m.Spec.Backup.Schedule, schedErr))
 	case out != nil && out.repoErr != "":
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonRepositoryFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.RepositoryFailed
 		cond.Message = truncate("Cannot register the snapshot repository (" + st.Repository + "): " + out.repoErr)
 	case failing(st, out):
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonBackupFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.BackupFailed
 		name := st.LastFailure.Name
 		if name == "" {
 			name = "the last backup"
 		}
 		cond.Message = truncate(fmt.Sprintf("Snapshot %s failed: %s", name, st.LastFailure.Reason))
 	case st.LastSuccessful != nil:
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonBackupSucceeded
+		cond.Status, cond.Reason = metav1.ConditionTrue, reasons.BackupSucceeded
 		cond.Message = fmt.Sprintf("Snapshot %s succeeded at %s", st.LastSuccessful.Name, st.LastSuccessful.Time.UTC().Format(time.RFC3339))
 	default:
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonNoBackupYet
+		cond.Status, cond.Reason = metav1.ConditionTrue, reasons.NoBackupYet
 		cond.Message = "No snapshot was taken yet"
 		if st.NextScheduled != nil {
 			cond.Message += "; the next is due at " + st.NextScheduled.UTC().Format(time.RFC3339)
@@ -436,10 +437,10 @@ func (c *Controller) recordBackupTransition(m *monoclev1alpha1.Monocle, was, is 
 		if ls.Size != nil {
 			size = " (" + ls.Size.String() + ")"
 		}
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonBackupSucceeded, "Snapshot %s succeeded%s", ls.Name, size)
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.BackupSucceeded, "Snapshot %s succeeded%s", ls.Name, size)
 	}
 	if f := is.LastFailure; f != nil && (was == nil || was.LastFailure == nil || was.LastFailure.Name != f.Name || was.LastFailure.Reason != f.Reason) {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonBackupFailed, "Snapshot %s failed: %s", f.Name, f.Reason)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.BackupFailed, "Snapshot %s failed: %s", f.Name, f.Reason)
 	}
 }
 
@@ -475,7 +476,7 @@ func (c *Controller) ensureBackupClaim(ctx context.Context, m *monoclev1alpha1.M
 	if _, err := c.kubeclientset.CoreV1().PersistentVolumeClaims(m.Namespace).Update(ctx, grown, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
 		return fmt.Errorf("expanding PVC %s of the snapshot repository to %s: %w", want.Name, size.String(), err)
 	}
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionRequested, "Requested %s for PVC %s", size.String(), want.Name)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.VolumeExpansionRequested, "Requested %s for PVC %s", size.String(), want.Name)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
@@ -104,8 +105,8 @@ func TestBackupStatusSchedule(t *testing.T) {
 	if want := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC); r.status.NextScheduled == nil || !r.status.NextScheduled.Equal(&metav1.Time{Time: want}) {
 		t.Errorf("nextScheduled = %v, want %v", r.status.NextScheduled, want)
 	}
-	if r.condition.Status != metav1.ConditionTrue || r.condition.Reason != ReasonNoBackupYet {
-		t.Errorf("condition = %s/%s, want True/%s", r.condition.Status, r.condition.Reason, ReasonNoBackupYet)
+	if r.condition.Status != metav1.ConditionTrue || r.condition.Reason != reasons.NoBackupYet {
+		t.Errorf("condition = %s/%s, want True/%s", r.condition.Status, r.condition.Reason, reasons.NoBackupYet)
 	}
 	if r.status.Repository != "volume m-backup" {
 		t.Errorf("repository = %q", r.status.Repository)
@@ -113,12 +114,12 @@ func TestBackupStatusSchedule(t *testing.T) {
 
 	m.Spec.Backup.Schedule = "every day"
 	r = backupStatus(m, nil, now)
-	if r.condition.Status != metav1.ConditionFalse || r.condition.Reason != ReasonInvalidSchedule || r.status.NextScheduled != nil {
+	if r.condition.Status != metav1.ConditionFalse || r.condition.Reason != reasons.InvalidSchedule || r.status.NextScheduled != nil {
 		t.Errorf("invalid schedule: condition %s/%s, next %v", r.condition.Status, r.condition.Reason, r.status.NextScheduled)
 	}
 
 	m.Spec.Backup = nil
-	if r := backupStatus(m, nil, now); r.status != nil || r.condition.Reason != ReasonNotBackedUp {
+	if r := backupStatus(m, nil, now); r.status != nil || r.condition.Reason != reasons.NotBackedUp {
 		t.Errorf("no spec.backup: status %v, reason %s", r.status, r.condition.Reason)
 	}
 }
@@ -151,7 +152,7 @@ func TestScheduledSnapshotTakenOnce(t *testing.T) {
 	if ls == nil || ls.Name != "scheduled-20261125-0300" || ls.Size == nil || ls.Size.Value() != 2*testkit.FakeSnapshotBytesPerIndex {
 		t.Errorf("lastSuccessful = %+v, want scheduled-20261125-0300 of 2 MiB", ls)
 	}
-	if r.condition.Status != metav1.ConditionTrue || r.condition.Reason != ReasonBackupSucceeded {
+	if r.condition.Status != metav1.ConditionTrue || r.condition.Reason != reasons.BackupSucceeded {
 		t.Errorf("condition = %s/%s", r.condition.Status, r.condition.Reason)
 	}
 
@@ -230,19 +231,19 @@ func TestBackupFailures(t *testing.T) {
 	}{
 		"snapshot FAILED": {
 			set:        func(f *testkit.FakeElasticsearch) { f.SnapshotOutcome("ns", "m", testkit.SnapshotFailed, "disk full") },
-			reason:     ReasonBackupFailed,
+			reason:     reasons.BackupFailed,
 			failureHas: "disk full",
 		},
 		"repository verification fails": {
 			set: func(f *testkit.FakeElasticsearch) {
 				f.FailRepositoryVerification("ns", "m", "[monocle] path is not accessible")
 			},
-			reason:     ReasonRepositoryFailed,
+			reason:     reasons.RepositoryFailed,
 			failureHas: "not accessible",
 		},
 		"no Monocle index yet": {
 			set:        func(f *testkit.FakeElasticsearch) { f.SetIndices("ns", "m") },
-			reason:     ReasonBackupFailed,
+			reason:     reasons.BackupFailed,
 			failureHas: "no Monocle index yet",
 		},
 	}
@@ -280,7 +281,7 @@ func TestBackupUnreachable(t *testing.T) {
 	if time.Since(start) > 3*time.Second || out.repoErr == "" || out.taken {
 		t.Errorf("unreachable: %s, repoErr %q, taken %v", time.Since(start), out.repoErr, out.taken)
 	}
-	if r := backupStatus(m, &out, start); r.condition.Reason != ReasonRepositoryFailed || r.status.LastRequest != "" {
+	if r := backupStatus(m, &out, start); r.condition.Reason != reasons.RepositoryFailed || r.status.LastRequest != "" {
 		t.Errorf("condition %s, lastRequest %q: the request must stay pending", r.condition.Reason, r.status.LastRequest)
 	}
 }
@@ -332,8 +333,8 @@ func TestFailureInTheSecondOfASuccess(t *testing.T) {
 		snaps  []elastic.Snapshot
 		reason string
 	}{
-		"failure after the success": {snaps: []elastic.Snapshot{snap("scheduled-a", elastic.SnapshotSuccess, 100), snap("manual-b", elastic.SnapshotFailed, 600)}, reason: ReasonBackupFailed},
-		"success after the failure": {snaps: []elastic.Snapshot{snap("manual-b", elastic.SnapshotFailed, 100), snap("scheduled-a", elastic.SnapshotSuccess, 600)}, reason: ReasonBackupSucceeded},
+		"failure after the success": {snaps: []elastic.Snapshot{snap("scheduled-a", elastic.SnapshotSuccess, 100), snap("manual-b", elastic.SnapshotFailed, 600)}, reason: reasons.BackupFailed},
+		"success after the failure": {snaps: []elastic.Snapshot{snap("manual-b", elastic.SnapshotFailed, 100), snap("scheduled-a", elastic.SnapshotSuccess, 600)}, reason: reasons.BackupSucceeded},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := backupMonocle("")
@@ -342,7 +343,7 @@ func TestFailureInTheSecondOfASuccess(t *testing.T) {
 			if r.condition.Reason != tc.reason {
 				t.Errorf("condition %s (%s), want %s", r.condition.Reason, r.condition.Message, tc.reason)
 			}
-			if (tc.reason == ReasonBackupSucceeded) != (r.status.LastFailure == nil) {
+			if (tc.reason == reasons.BackupSucceeded) != (r.status.LastFailure == nil) {
 				t.Errorf("lastFailure %+v", r.status.LastFailure)
 			}
 			// Read back without a read (an operator restart): the same answer.

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -56,12 +57,12 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	if parsed, err := monocleconfig.Parse(want); err == nil {
 		st.config, st.parsed, st.valid = want, parsed, true
 		st.condition = metav1.Condition{
-			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: reasons.ConfigAccepted,
 			Message: fmt.Sprintf("spec.config defines %d workspace(s)", len(parsed.Workspaces)),
 		}
 	} else {
 		st.condition = metav1.Condition{
-			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: reasons.InvalidConfig,
 			Message: truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
 		}
 		if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
@@ -102,7 +103,7 @@ func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	cm, err := ensure(ctx, c, m, c.userConfigMaps, resources.NewConfigMap(m, resources.DefaultConfig))
 	if err != nil {
 		st.condition = metav1.Condition{
-			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionUnknown, Reason: ReasonConfigMapUnavailable,
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionUnknown, Reason: reasons.ConfigMapUnavailable,
 			Message: fmt.Sprintf("spec.config is unset and ConfigMap %s, which then holds config.yaml, cannot be read or created", name),
 		}
 		return st, err
@@ -110,7 +111,7 @@ func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	parsed, err := monocleconfig.Parse(cm.Data[resources.ConfigKey])
 	if err != nil {
 		st.condition = metav1.Condition{
-			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: ReasonInvalidConfig,
+			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: reasons.InvalidConfig,
 			Message: truncate(fmt.Sprintf("ConfigMap %s does not hold a valid Monocle config.yaml; the API and crawler are not restarted until it does (a pod that restarts meanwhile reads it): %v",
 				name, err)),
 		}
@@ -118,7 +119,7 @@ func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	}
 	st.config, st.parsed, st.valid = cm.Data[resources.ConfigKey], parsed, true
 	st.condition = metav1.Condition{
-		Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: ReasonConfigAccepted,
+		Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionTrue, Reason: reasons.ConfigAccepted,
 		Message: fmt.Sprintf("spec.config is unset; config.yaml of ConfigMap %s defines %d workspace(s)", name, len(parsed.Workspaces)),
 	}
 	return st, nil
@@ -166,7 +167,7 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 		return want, fmt.Errorf("creating Job %s: %w", want.Name, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run update-idents for the new config", created.Name)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created Job %s to run update-idents for the new config", created.Name)
 	return jobStatus(want, created), nil
 }
 
@@ -258,20 +259,20 @@ func jobStatus(want *monoclev1alpha1.MaintenanceJobStatus, j *batchv1.Job) *mono
 
 // identsCondition is the IdentsUpdated condition for the last update-idents Job.
 func identsCondition(j *monoclev1alpha1.MaintenanceJobStatus) metav1.Condition {
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionIdentsUpdated, Status: metav1.ConditionTrue, Reason: ReasonUpToDate,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionIdentsUpdated, Status: metav1.ConditionTrue, Reason: reasons.UpToDate,
 		Message: "No config change has needed an update-idents run"}
 	if j == nil {
 		return cond
 	}
 	switch j.Phase {
 	case monoclev1alpha1.JobPending:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUpdateIdentsPending, "Job "+j.Name+" is to run. "+j.Message
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasons.UpdateIdentsPending, "Job "+j.Name+" is to run. "+j.Message
 	case monoclev1alpha1.JobRunning:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonUpdateIdentsRunning, "Job "+j.Name+" is running"
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, reasons.UpdateIdentsRunning, "Job "+j.Name+" is running"
 	case monoclev1alpha1.JobSucceeded:
-		cond.Reason, cond.Message = ReasonUpdateIdentsSucceeded, "Job "+j.Name+" applied the idents of the current config"
+		cond.Reason, cond.Message = reasons.UpdateIdentsSucceeded, "Job "+j.Name+" applied the idents of the current config"
 	case monoclev1alpha1.JobFailed:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonUpdateIdentsFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.UpdateIdentsFailed
 		cond.Message = fmt.Sprintf("Job %s failed and is not retried; change the config to run update-idents again. %s", j.Name, j.Message)
 	}
 	return cond
@@ -285,8 +286,8 @@ func (c *Controller) recordJobTransition(m *monoclev1alpha1.Monocle, before, aft
 	}
 	switch after.Phase {
 	case monoclev1alpha1.JobSucceeded:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateIdentsSucceeded, "Job %s succeeded", after.Name)
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.UpdateIdentsSucceeded, "Job %s succeeded", after.Name)
 	case monoclev1alpha1.JobFailed:
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonUpdateIdentsFailed, "Job %s failed: %s", after.Name, after.Message)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.UpdateIdentsFailed, "Job %s failed: %s", after.Name, after.Message)
 	}
 }

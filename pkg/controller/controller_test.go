@@ -36,6 +36,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/fake"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -533,25 +534,25 @@ func TestCreatesAllObjects(t *testing.T) {
 	want.Status = monoclev1alpha1.MonocleStatus{
 		ObservedGeneration: 1,
 		Conditions: []metav1.Condition{
-			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, ReasonStarting,
+			cond(monoclev1alpha1.ConditionReady, metav1.ConditionFalse, reasons.Starting,
 				"Waiting for elasticsearch 0/1 ready, api (waits for a ready Elasticsearch pod) 0/0 ready, crawler 0/1 ready"),
-			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, ReasonRollingOut,
+			cond(monoclev1alpha1.ConditionProgressing, metav1.ConditionTrue, reasons.RollingOut,
 				"Rolling out: elasticsearch, api (waits for a ready Elasticsearch pod), crawler"),
-			cond(monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, ReasonAsExpected, "The operator converges every owned object"),
-			cond(monoclev1alpha1.ConditionConfigValid, metav1.ConditionTrue, ReasonConfigAccepted,
+			cond(monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, reasons.AsExpected, "The operator converges every owned object"),
+			cond(monoclev1alpha1.ConditionConfigValid, metav1.ConditionTrue, reasons.ConfigAccepted,
 				"spec.config is unset; config.yaml of ConfigMap demo-api defines 1 workspace(s)"),
-			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, ReasonSecretsPresent,
+			cond(monoclev1alpha1.ConditionSecretsReady, metav1.ConditionTrue, reasons.SecretsPresent,
 				"Secret demo-api holds every variable config.yaml needs"),
-			cond(monoclev1alpha1.ConditionSpecAccepted, metav1.ConditionTrue, ReasonSpecAccepted, "The operator accepts every part of the spec"),
-			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, ReasonAsRequested, "No storage change is pending"),
-			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, ReasonNotExposed,
+			cond(monoclev1alpha1.ConditionSpecAccepted, metav1.ConditionTrue, reasons.SpecAccepted, "The operator accepts every part of the spec"),
+			cond(monoclev1alpha1.ConditionStorageReady, metav1.ConditionTrue, reasons.AsRequested, "No storage change is pending"),
+			cond(monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, reasons.NotExposed,
 				"No ingress, httpRoute or route is set: run kubectl port-forward -n default service/demo-api 8090:8080 and open http://localhost:8090"),
-			cond(monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, ReasonNotMonitored,
+			cond(monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, reasons.NotMonitored,
 				"spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"),
-			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, ReasonUpToDate, "No config change has needed an update-idents run"),
-			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, ReasonNotPaused, "The operator reconciles this Monocle"),
-			cond(monoclev1alpha1.ConditionUpgraded, metav1.ConditionTrue, ReasonUpToDate, "The API runs "+resources.DefaultMonocleImage),
-			cond(monoclev1alpha1.ConditionBackupReady, metav1.ConditionFalse, ReasonNotBackedUp,
+			cond(monoclev1alpha1.ConditionIdentsUpdated, metav1.ConditionTrue, reasons.UpToDate, "No config change has needed an update-idents run"),
+			cond(monoclev1alpha1.ConditionPaused, metav1.ConditionFalse, reasons.NotPaused, "The operator reconciles this Monocle"),
+			cond(monoclev1alpha1.ConditionUpgraded, metav1.ConditionTrue, reasons.UpToDate, "The API runs "+resources.DefaultMonocleImage),
+			cond(monoclev1alpha1.ConditionBackupReady, metav1.ConditionFalse, reasons.NotBackedUp,
 				"spec.backup is unset: the Elasticsearch index is not backed up"),
 		},
 		URL:           "http://localhost:8090",
@@ -683,7 +684,7 @@ func TestForeignObjectIsNotOverwritten(t *testing.T) {
 	expectActions(t, monocleWrites, "update monocles demo/status")
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
 	degraded := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionDegraded)
-	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != ReasonNameConflict ||
+	if degraded == nil || degraded.Status != metav1.ConditionTrue || degraded.Reason != reasons.NameConflict ||
 		!strings.Contains(degraded.Message, "Deployment demo-api") || !strings.Contains(degraded.Message, "Deployment demo-crawler") ||
 		!strings.Contains(degraded.Message, "Service demo-api") {
 		t.Errorf("Degraded = %+v, want True/NameConflict naming both Deployments and the Service", degraded)
@@ -693,7 +694,7 @@ func TestForeignObjectIsNotOverwritten(t *testing.T) {
 	}
 	var warnings int
 	for len(f.recorder.Events) > 0 {
-		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+ReasonNameConflict) {
+		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+reasons.NameConflict) {
 			warnings++
 		}
 	}
@@ -754,7 +755,7 @@ func TestGeneratedKeysSurviveUpdatesByOthers(t *testing.T) {
 	}
 	var warned bool
 	for len(f.recorder.Events) > 0 {
-		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+ReasonKeyGenerated) && strings.Contains(e, resources.JWKGenKeyKey) {
+		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+reasons.KeyGenerated) && strings.Contains(e, resources.JWKGenKeyKey) {
 			warned = true
 		}
 	}

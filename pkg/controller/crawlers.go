@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
 
@@ -90,7 +91,7 @@ func errorsStatus(e elastic.CrawlerErrors) *monoclev1alpha1.CrawlerErrorsStatus 
 
 // crawlersHealthyCondition is the CrawlersHealthy condition of crawlers (with their errors).
 func crawlersHealthyCondition(crawlers []monoclev1alpha1.CrawlerStatus) metav1.Condition {
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionCrawlersHealthy, Status: metav1.ConditionTrue, Reason: ReasonNoCrawlerErrors,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionCrawlersHealthy, Status: metav1.ConditionTrue, Reason: reasons.NoCrawlerErrors,
 		Message: "No crawler stored an error in the last 24 hours"}
 	var failing []string
 	for _, c := range crawlers {
@@ -100,7 +101,7 @@ func crawlersHealthyCondition(crawlers []monoclev1alpha1.CrawlerStatus) metav1.C
 		}
 	}
 	if len(failing) > 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonCrawlerErrors
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.CrawlerErrors
 		cond.Message = truncate(strings.Join(failing, "; "))
 	}
 	return cond

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -61,7 +62,7 @@ func TestCrawlerProgress(t *testing.T) {
 		t.Errorf("gitlab errors: %+v", got[1].Errors)
 	}
 	cond := crawlersHealthyCondition(got)
-	if cond.Status != metav1.ConditionFalse || cond.Reason != ReasonCrawlerErrors || !strings.Contains(cond.Message, "demo/gh: 1 errors") || strings.Contains(cond.Message, "demo/gitlab") {
+	if cond.Status != metav1.ConditionFalse || cond.Reason != reasons.CrawlerErrors || !strings.Contains(cond.Message, "demo/gh: 1 errors") || strings.Contains(cond.Message, "demo/gitlab") {
 		t.Errorf("CrawlersHealthy = %+v: want gh named, and not gitlab, whose error is 3 days old", cond)
 	}
 	if c := crawlersHealthyCondition(crawlers); c.Status != metav1.ConditionTrue {

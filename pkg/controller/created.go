@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
 // createdLog collects the objects one sync creates, so that the sync records one Created event
@@ -37,7 +38,7 @@ func (c *Controller) noteCreated(ctx context.Context, m *monoclev1alpha1.Monocle
 		l.mu.Unlock()
 		return
 	}
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created %s %s", kind, name)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created %s %s", kind, name)
 }
 
 // recordCreated records one Created event listing, sorted, the objects l holds, if any.
@@ -46,7 +47,7 @@ func (c *Controller) recordCreated(m *monoclev1alpha1.Monocle, l *createdLog) {
 	objects := slices.Sorted(slices.Values(l.objects))
 	l.mu.Unlock()
 	if len(objects) > 0 {
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created %s", strings.Join(objects, ", "))
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created %s", strings.Join(objects, ", "))
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -114,10 +115,10 @@ func TestMissingUserSecretHoldsTheRollout(t *testing.T) {
 	_, writes, status := resync(t, m, objects)
 	expectActions(t, writes)
 	c := condition(t, status, monoclev1alpha1.ConditionSecretsReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonSecretNotFound || !strings.Contains(c.Message, "tokens") {
+	if c.Status != metav1.ConditionFalse || c.Reason != reasons.SecretNotFound || !strings.Contains(c.Message, "tokens") {
 		t.Errorf("SecretsReady = %+v, want False/SecretNotFound naming the Secret", c)
 	}
-	if d := condition(t, status, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != ReasonSecretNotFound {
+	if d := condition(t, status, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != reasons.SecretNotFound {
 		t.Errorf("Degraded = %+v", d)
 	}
 
@@ -139,14 +140,14 @@ func TestTokenNamedByConfigButMissing(t *testing.T) {
 	_, writes, status := resync(t, m, objects, newUserSecret("2", map[string]string{"OTHER": "a"}))
 	expectActions(t, writes, "update deployments demo-api")
 	c := condition(t, status, monoclev1alpha1.ConditionSecretsReady)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "MY_GITHUB_TOKEN") ||
+	if c.Status != metav1.ConditionFalse || c.Reason != reasons.TokenMissing || !strings.Contains(c.Message, "MY_GITHUB_TOKEN") ||
 		!strings.Contains(c.Message, "the crawler is not started or rolled") {
 		t.Errorf("SecretsReady = %+v, want False/TokenMissing naming MY_GITHUB_TOKEN and the crawler", c)
 	}
 	// An empty value is no token.
 	_, writes, status = resync(t, m, objects, newUserSecret("3", map[string]string{"MY_GITHUB_TOKEN": ""}))
 	expectActions(t, writes, "update deployments demo-api")
-	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != ReasonTokenMissing {
+	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != reasons.TokenMissing {
 		t.Errorf("with an empty token: SecretsReady = %+v", c)
 	}
 
@@ -154,7 +155,7 @@ func TestTokenNamedByConfigButMissing(t *testing.T) {
 	own := m.DeepCopy()
 	own.Spec.Config = strings.Replace(githubConfig, "  - name: demo\n", "  - name: demo\n    crawlers_api_key: DEMO_CRAWLERS_KEY\n", 1)
 	_, _, status = resync(t, own, objects, newUserSecret("2", map[string]string{"MY_GITHUB_TOKEN": "a"}))
-	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "DEMO_CRAWLERS_KEY") {
+	if c := condition(t, status, monoclev1alpha1.ConditionSecretsReady); c.Reason != reasons.TokenMissing || !strings.Contains(c.Message, "DEMO_CRAWLERS_KEY") {
 		t.Errorf("with crawlers_api_key: SecretsReady = %+v", c)
 	}
 
@@ -164,7 +165,7 @@ func TestTokenNamedByConfigButMissing(t *testing.T) {
 	f.monocles = []*monoclev1alpha1.Monocle{noRef}
 	_, monocleWrites := f.run()
 	got := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
-	if c := condition(t, got, monoclev1alpha1.ConditionSecretsReady); c.Reason != ReasonTokenMissing || !strings.Contains(c.Message, "secretRef") {
+	if c := condition(t, got, monoclev1alpha1.ConditionSecretsReady); c.Reason != reasons.TokenMissing || !strings.Contains(c.Message, "secretRef") {
 		t.Errorf("without secretRef: SecretsReady = %+v", c)
 	}
 }
@@ -218,7 +219,7 @@ func TestConfigChangeRunsOneUpdateIdentsJob(t *testing.T) {
 			t.Errorf("re-ran update-idents: %s", d)
 		}
 	}
-	if c := condition(t, status, monoclev1alpha1.ConditionIdentsUpdated); c.Status != metav1.ConditionFalse || c.Reason != ReasonUpdateIdentsFailed {
+	if c := condition(t, status, monoclev1alpha1.ConditionIdentsUpdated); c.Status != metav1.ConditionFalse || c.Reason != reasons.UpdateIdentsFailed {
 		t.Errorf("IdentsUpdated = %+v, want False/UpdateIdentsFailed", c)
 	}
 }
@@ -287,7 +288,7 @@ func TestInvalidConfigKeepsTheLastValidOne(t *testing.T) {
 	_, writes, status := resync(t, bad, objects)
 	expectActions(t, writes)
 	c := condition(t, status, monoclev1alpha1.ConditionConfigValid)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonInvalidConfig || !strings.Contains(c.Message, "demo") {
+	if c.Status != metav1.ConditionFalse || c.Reason != reasons.InvalidConfig || !strings.Contains(c.Message, "demo") {
 		t.Errorf("ConfigValid = %+v", c)
 	}
 	if status.Status.ConfigHash != m.Status.ConfigHash {
@@ -377,7 +378,7 @@ func TestStorage(t *testing.T) {
 		t.Fatalf("PVC not expanded: %v", describe(writes))
 	}
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
-	if c := condition(t, status, monoclev1alpha1.ConditionStorageReady); c.Reason != ReasonResizing {
+	if c := condition(t, status, monoclev1alpha1.ConditionStorageReady); c.Reason != reasons.Resizing {
 		t.Errorf("StorageReady = %+v, want Resizing", c)
 	}
 
@@ -402,7 +403,7 @@ func TestStorage(t *testing.T) {
 			}
 			status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
 			c := condition(t, status, monoclev1alpha1.ConditionStorageReady)
-			if c.Status != metav1.ConditionFalse || c.Reason != ReasonStorageChangeRefused || !strings.Contains(c.Message, tc.want) {
+			if c.Status != metav1.ConditionFalse || c.Reason != reasons.StorageChangeRefused || !strings.Contains(c.Message, tc.want) {
 				t.Errorf("StorageReady = %+v, want refused with %q", c, tc.want)
 			}
 		})
@@ -459,7 +460,7 @@ func TestOIDCClientSecretHoldsTheAPI(t *testing.T) {
 		}
 		status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
 		c := condition(t, status, monoclev1alpha1.ConditionSecretsReady)
-		if c.Status != metav1.ConditionFalse || c.Reason != ReasonTokenMissing ||
+		if c.Status != metav1.ConditionFalse || c.Reason != reasons.TokenMissing ||
 			!strings.Contains(c.Message, "MONOCLE_OIDC_KEYCLOAK_CLIENT_SECRET") || !strings.Contains(c.Message, "tokens") ||
 			!strings.Contains(c.Message, "authentication disabled") {
 			t.Errorf("%s: SecretsReady = %+v", name, c)

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -65,7 +66,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	if st != nil && st.ExpandedTime == nil && capacity.Cmp(st.Size) >= 0 {
 		st.ExpandedTime = statusTime(now)
 		st.Message = strings.Replace(st.Message, growing, grew, 1)
-		return st, &growthEvent{reason: ReasonStorageGrown, message: fmt.Sprintf("The Elasticsearch volume has grown to %s", capacity.String())}
+		return st, &growthEvent{reason: reasons.StorageGrown, message: fmt.Sprintf("The Elasticsearch volume has grown to %s", capacity.String())}
 	}
 	h := read.health
 	if spec == nil || h == nil || (st != nil && st.ExpandedTime == nil) {
@@ -102,7 +103,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 		return st, &growthEvent{warning: warning, reason: reason, message: message}
 	}
 	if requested.Cmp(spec.MaxSize) >= 0 {
-		return refuse(true, ReasonStorageGrowthAtMaximum, fmt.Sprintf(cannotGrow+"%s, and it is at storageGrowth.maxSize %s", why, spec.MaxSize.String()))
+		return refuse(true, reasons.StorageGrowthAtMaximum, fmt.Sprintf(cannotGrow+"%s, and it is at storageGrowth.maxSize %s", why, spec.MaxSize.String()))
 	}
 	expands, err := classExpands()
 	if err != nil {
@@ -110,7 +111,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	}
 	class := ptr.Deref(pvc.Spec.StorageClassName, "")
 	if !expands {
-		return refuse(true, ReasonStorageGrowthRefused, fmt.Sprintf(cannotGrow+"%s, and StorageClass %q does not allow volume expansion", why, class))
+		return refuse(true, reasons.StorageGrowthRefused, fmt.Sprintf(cannotGrow+"%s, and StorageClass %q does not allow volume expansion", why, class))
 	}
 	target := nextSize(requested, spec)
 	st = &monoclev1alpha1.StorageGrowthStatus{Size: target, Steps: 1, LastTime: statusTime(now),
@@ -118,7 +119,7 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	if was := m.Status.StorageGrowth; was != nil {
 		st.Steps = was.Steps + 1
 	}
-	return st, &growthEvent{reason: ReasonStorageGrowing, message: st.Message}
+	return st, &growthEvent{reason: reasons.StorageGrowing, message: st.Message}
 }
 
 // The beginnings of status.storageGrowth.message: a step under way, a step done, and a step
@@ -183,7 +184,7 @@ func withGrowth(conditions []metav1.Condition, st *monoclev1alpha1.StorageGrowth
 			continue
 		}
 		if st.ExpandedTime == nil {
-			conditions[i].Reason = ReasonStorageGrowing
+			conditions[i].Reason = reasons.StorageGrowing
 		}
 		conditions[i].Message = truncate(c.Message + ". " + st.Message)
 	}

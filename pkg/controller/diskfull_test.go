@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -50,7 +51,7 @@ func TestStorageGrowthSequence(t *testing.T) {
 	}
 	// 96% and blocked: one step of 5Gi.
 	st, ev = planStorageGrowth(m, elasticPVCOf(m, "10Gi", "10Gi"), diskRead(t0, 96, "monocle.changes.1.demo"), expands, t0)
-	if st == nil || st.Size.String() != "15Gi" || st.Steps != 1 || st.ExpandedTime != nil || ev == nil || ev.reason != ReasonStorageGrowing ||
+	if st == nil || st.Size.String() != "15Gi" || st.Steps != 1 || st.ExpandedTime != nil || ev == nil || ev.reason != reasons.StorageGrowing ||
 		!strings.Contains(st.Message, "from 10Gi to 15Gi: the volume is 96% full and 1 indices are read-only") {
 		t.Fatalf("96%% full: status %+v, event %+v, want a step to 15Gi", st, ev)
 	}
@@ -67,7 +68,7 @@ func TestStorageGrowthSequence(t *testing.T) {
 	// Expanded: recorded once, with an event.
 	t1 := t0.Add(2 * time.Minute)
 	st, ev = planStorageGrowth(m, elasticPVCOf(m, "15Gi", "15Gi"), diskRead(t0.Add(time.Minute), 97), expands, t1)
-	if st.ExpandedTime == nil || !st.ExpandedTime.Time.Equal(t1) || ev == nil || ev.reason != ReasonStorageGrown || !strings.HasPrefix(st.Message, "Grew") {
+	if st.ExpandedTime == nil || !st.ExpandedTime.Time.Equal(t1) || ev == nil || ev.reason != reasons.StorageGrown || !strings.HasPrefix(st.Message, "Grew") {
 		t.Fatalf("expanded: status %+v, event %+v", st, ev)
 	}
 	m.Status.StorageGrowth = st
@@ -77,7 +78,7 @@ func TestStorageGrowthSequence(t *testing.T) {
 	}
 	// A later read finds it full still: the next step stops at maxSize.
 	st, ev = planStorageGrowth(m, elasticPVCOf(m, "15Gi", "15Gi"), diskRead(t1.Add(time.Second), 92), expands, t1.Add(time.Minute))
-	if st.Size.String() != "18Gi" || st.Steps != 2 || ev == nil || ev.reason != ReasonStorageGrowing {
+	if st.Size.String() != "18Gi" || st.Steps != 2 || ev == nil || ev.reason != reasons.StorageGrowing {
 		t.Fatalf("second step: status %+v, event %+v, want 18Gi", st, ev)
 	}
 	m.Status.StorageGrowth = st
@@ -86,7 +87,7 @@ func TestStorageGrowthSequence(t *testing.T) {
 	m.Status.StorageGrowth = st
 	// At maxSize: a Warning once, no step.
 	st, ev = planStorageGrowth(m, elasticPVCOf(m, "18Gi", "18Gi"), diskRead(t2.Add(time.Second), 96), expands, t2.Add(time.Minute))
-	if st.Size.String() != "18Gi" || st.Steps != 2 || ev == nil || !ev.warning || ev.reason != ReasonStorageGrowthAtMaximum {
+	if st.Size.String() != "18Gi" || st.Steps != 2 || ev == nil || !ev.warning || ev.reason != reasons.StorageGrowthAtMaximum {
 		t.Fatalf("at maxSize: status %+v, event %+v", st, ev)
 	}
 	m.Status.StorageGrowth = st
@@ -116,7 +117,7 @@ func TestStorageGrowthRefused(t *testing.T) {
 	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
 	pvc := elasticPVCOf(m, "1Gi", "1Gi")
 	st, ev := planStorageGrowth(m, pvc, diskRead(now, 96), func() (bool, error) { return false, nil }, now)
-	if st == nil || st.Steps != 0 || st.Size.String() != "1Gi" || ev == nil || ev.reason != ReasonStorageGrowthRefused ||
+	if st == nil || st.Steps != 0 || st.Size.String() != "1Gi" || ev == nil || ev.reason != reasons.StorageGrowthRefused ||
 		!strings.Contains(st.Message, `StorageClass "standard" does not allow volume expansion`) {
 		t.Fatalf("status %+v, event %+v", st, ev)
 	}
@@ -131,8 +132,8 @@ func TestStorageGrowthRefused(t *testing.T) {
 	// The DiskPressure condition carries the refusal.
 	m.Status.StorageGrowth = nil
 	st, _ = planStorageGrowth(m, pvc, diskRead(now, 96), func() (bool, error) { return false, nil }, now)
-	conds := withGrowth([]metav1.Condition{{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionTrue, Reason: ReasonVolumeAlmostFull, Message: "96% full"}}, st)
-	if !strings.Contains(conds[0].Message, "does not allow volume expansion") || conds[0].Reason != ReasonVolumeAlmostFull {
+	conds := withGrowth([]metav1.Condition{{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionTrue, Reason: reasons.VolumeAlmostFull, Message: "96% full"}}, st)
+	if !strings.Contains(conds[0].Message, "does not allow volume expansion") || conds[0].Reason != reasons.VolumeAlmostFull {
 		t.Errorf("DiskPressure = %+v", conds[0])
 	}
 }

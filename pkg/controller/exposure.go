@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -87,18 +88,18 @@ func exposedCondition(m *monoclev1alpha1.Monocle, made, missing []string, err er
 	url := statusURL(m, assignedURL)
 	switch {
 	case len(missing) > 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonAPINotServed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.APINotServed
 		cond.Message = fmt.Sprintf("The cluster does not serve %s: install the API (its CRDs) or use another exposure; the Monocle runs without it, and the operator notices when it appears",
 			strings.Join(missing, ", "))
 	case err != nil:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonExposureFailed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.ExposureFailed
 		cond.Message = truncate(err.Error())
 	case len(made) == 0:
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonNotExposed
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.NotExposed
 		cond.Message = fmt.Sprintf("No ingress, httpRoute or route is set: run %s and open %s",
 			resources.PortForwardCommand(m), url)
 	default:
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonExposed
+		cond.Status, cond.Reason = metav1.ConditionTrue, reasons.Exposed
 		cond.Message = fmt.Sprintf("The web UI is exposed at %s by %s", url, strings.Join(made, ", "))
 	}
 	return cond

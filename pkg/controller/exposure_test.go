@@ -14,6 +14,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -71,7 +72,7 @@ func TestExposureCreatesEachKind(t *testing.T) {
 		t.Errorf("status.url = %q, want https://monocle.example.com", status.Status.URL)
 	}
 	c := condition(t, status, monoclev1alpha1.ConditionExposed)
-	if c.Status != metav1.ConditionTrue || c.Reason != ReasonExposed ||
+	if c.Status != metav1.ConditionTrue || c.Reason != reasons.Exposed ||
 		c.Message != "The web UI is exposed at https://monocle.example.com by Ingress demo-api, HTTPRoute demo-api, Route demo-api-route" {
 		t.Errorf("Exposed = %+v", c)
 	}
@@ -92,7 +93,7 @@ func TestMissingOptionalAPIDoesNotFailTheMonocle(t *testing.T) {
 		t.Errorf("no Ingress created: %v", describe(kubeWrites))
 	}
 	c := condition(t, status, monoclev1alpha1.ConditionExposed)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonAPINotServed ||
+	if c.Status != metav1.ConditionFalse || c.Reason != reasons.APINotServed ||
 		!strings.Contains(c.Message, "httproutes.gateway.networking.k8s.io/v1, routes.route.openshift.io/v1") {
 		t.Errorf("Exposed = %+v, want APINotServed naming both APIs", c)
 	}
@@ -103,8 +104,8 @@ func TestMissingOptionalAPIDoesNotFailTheMonocle(t *testing.T) {
 	if status.Status.URL != "https://monocle.example.com" {
 		t.Errorf("status.url = %q", status.Status.URL)
 	}
-	if !hasEvent(f, corev1.EventTypeWarning, ReasonAPINotServed) {
-		t.Errorf("no %s Warning event among %v", ReasonAPINotServed, drain(f))
+	if !hasEvent(f, corev1.EventTypeWarning, reasons.APINotServed) {
+		t.Errorf("no %s Warning event among %v", reasons.APINotServed, drain(f))
 	}
 }
 
@@ -132,7 +133,7 @@ func TestUnsetExposureIsDeleted(t *testing.T) {
 	if p := deletes[0].(core.DeleteActionImpl).DeleteOptions.Preconditions; p == nil || *p.UID != "u1" || *p.ResourceVersion != "7" {
 		t.Errorf("Ingress delete preconditions = %+v, want UID u1 and resourceVersion 7", p)
 	}
-	if c := condition(t, status, monoclev1alpha1.ConditionExposed); c.Reason != ReasonNotExposed {
+	if c := condition(t, status, monoclev1alpha1.ConditionExposed); c.Reason != reasons.NotExposed {
 		t.Errorf("Exposed = %+v, want NotExposed", c)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -344,18 +345,18 @@ func apiCondition(m *monoclev1alpha1.Monocle, r healthRead, apiReady bool) metav
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionAPIHealthy, Status: metav1.ConditionUnknown}
 	switch {
 	case !apiReady:
-		cond.Reason, cond.Message = ReasonAPINotReady, "The API has no ready pod to ask for its health"
+		cond.Reason, cond.Message = reasons.APINotReady, "The API has no ready pod to ask for its health"
 	case !r.apiRead:
-		if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); was != nil && was.Reason != ReasonAPINotReady {
+		if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); was != nil && was.Reason != reasons.APINotReady {
 			return *was
 		}
-		cond.Reason, cond.Message = ReasonAPINotReady, "The API's health was not read yet"
+		cond.Reason, cond.Message = reasons.APINotReady, "The API's health was not read yet"
 	case r.apiErr != "":
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonAPIUnreachable
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.APIUnreachable
 		cond.Message = truncate(fmt.Sprintf("The API does not answer its health check through Service %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
 			resources.APIName(m), resources.NetworkPolicyName(m), resources.APIPort, r.apiErr))
 	default:
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonAPIAnswers,
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, reasons.APIAnswers,
 			fmt.Sprintf("The API answers GET /health through Service %s", resources.APIName(m))
 	}
 	return cond
@@ -460,44 +461,44 @@ func healthConditions(m *monoclev1alpha1.Monocle, r healthRead, elasticReady boo
 	}
 	switch {
 	case !elasticReady:
-		healthy.Reason, healthy.Message = ReasonElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
-		disk.Reason, disk.Message = ReasonElasticsearchNotReady, "Elasticsearch has no ready pod to read its disk use from"
+		healthy.Reason, healthy.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
+		disk.Reason, disk.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its disk use from"
 		return []metav1.Condition{healthy, disk}
 	case r.err != "" || r.health == nil:
 		why := r.err
 		if why == "" {
 			why = "not read yet"
 		}
-		healthy.Reason = ReasonElasticsearchUnreachable
+		healthy.Reason = reasons.ElasticsearchUnreachable
 		healthy.Message = truncate(fmt.Sprintf("Cannot read the health of Elasticsearch at %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
 			elasticHealthURL(m), resources.NetworkPolicyName(m), resources.ElasticPort, why))
-		disk.Reason, disk.Message = ReasonElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
+		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
 		return []metav1.Condition{healthy, disk}
 	}
 	h := r.health
 	switch elastic.HealthStatus(h.Status) {
 	case elastic.HealthGreen:
-		healthy.Status, healthy.Reason = metav1.ConditionTrue, ReasonGreen
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, reasons.Green
 		healthy.Message = "Elasticsearch reports green: every shard is assigned"
 	case elastic.HealthYellow:
-		healthy.Status, healthy.Reason = metav1.ConditionTrue, ReasonYellow
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, reasons.Yellow
 		healthy.Message = "Elasticsearch reports yellow: a replica shard is unassigned, as on any single node whose indices ask for replicas; every document can be read and written"
 	default:
-		healthy.Status, healthy.Reason = metav1.ConditionFalse, ReasonRed
+		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.Red
 		healthy.Message = "Elasticsearch reports red: a primary shard is unassigned, so some indices cannot be read or written; see its logs (kubectl logs " +
 			resources.ElasticName(m) + "-0)"
 	}
 	used := ptr.Deref(h.DiskUsedPercent, 0)
 	if len(h.ReadOnlyIndices) > 0 {
-		disk.Status, disk.Reason = metav1.ConditionTrue, ReasonIndicesReadOnly
+		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.IndicesReadOnly
 		disk.Message = truncate(fmt.Sprintf("Elasticsearch's data volume is %d%% full and Elasticsearch made %d indices read-only at its flood-stage watermark (%s): Monocle drops what it crawls until they are writable; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion), and the operator clears the block once the disk is under the high watermark",
 			used, len(h.ReadOnlyIndices), strings.Join(h.ReadOnlyIndices, ", ")))
 		return []metav1.Condition{healthy, disk}
 	}
-	disk.Status, disk.Reason = metav1.ConditionFalse, ReasonVolumeHasRoom
+	disk.Status, disk.Reason = metav1.ConditionFalse, reasons.VolumeHasRoom
 	disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (at most %d%%)", used, monoclev1alpha1.DiskPressurePercent)
 	if used > monoclev1alpha1.DiskPressurePercent {
-		disk.Status, disk.Reason = metav1.ConditionTrue, ReasonVolumeAlmostFull
+		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.VolumeAlmostFull
 		disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (over %d%%): at its flood-stage watermark (95%% by default) Elasticsearch makes the indices read-only and Monocle drops crawled documents; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)",
 			used, monoclev1alpha1.DiskPressurePercent)
 	}
@@ -510,7 +511,7 @@ func earlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {
 	var out []metav1.Condition
 	for _, typ := range []string{monoclev1alpha1.ConditionElasticsearchHealthy, monoclev1alpha1.ConditionDiskPressure} {
 		c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
-		if c == nil || c.Reason == ReasonElasticsearchNotReady {
+		if c == nil || c.Reason == reasons.ElasticsearchNotReady {
 			return nil
 		}
 		out = append(out, *c)

@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 )
@@ -99,25 +100,25 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 		want               want
 	}{
 		"green": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.JSON(200, allocation80),
-			want: want{healthy: "True", healthyReason: ReasonGreen, disk: "False", diskReason: ReasonVolumeHasRoom, message: "80% full",
+			want: want{healthy: "True", healthyReason: reasons.Green, disk: "False", diskReason: reasons.VolumeHasRoom, message: "80% full",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "green", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
 		"yellow": {health: elastictest.JSON(200, yellowHealth), allocation: elastictest.JSON(200, allocation80),
-			want: want{healthy: "True", healthyReason: ReasonYellow, disk: "False", diskReason: ReasonVolumeHasRoom, message: "single node",
+			want: want{healthy: "True", healthyReason: reasons.Yellow, disk: "False", diskReason: reasons.VolumeHasRoom, message: "single node",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "yellow", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
 		"red, and a volume almost full": {health: elastictest.JSON(200, redHealth), allocation: elastictest.JSON(200, allocation90),
-			want: want{healthy: "False", healthyReason: ReasonRed, disk: "True", diskReason: ReasonVolumeAlmostFull, message: "90% full (over 85%)",
+			want: want{healthy: "False", healthyReason: reasons.Red, disk: "True", diskReason: reasons.VolumeAlmostFull, message: "90% full (over 85%)",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: ptr.To[int32](90), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
 		"slow": {health: elastictest.Slow(time.Minute, elastictest.JSON(200, greenHealth)), allocation: elastictest.JSON(200, allocation80),
-			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "context deadline exceeded"}},
 		"garbage": {health: elastictest.Raw(200, "text/html", "<html>proxy</html>"), allocation: elastictest.JSON(200, allocation80),
-			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "decoding _cluster/health"}},
 		"500": {health: elastictest.Error(500, "exception", "boom"), allocation: elastictest.JSON(200, allocation80),
-			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "status 500 exception: boom"}},
 		"disk unreadable": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.Error(500, "exception", "no disk"),
-			want: want{healthy: "Unknown", healthyReason: ReasonElasticsearchUnreachable, disk: "Unknown", diskReason: ReasonElasticsearchUnreachable,
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "no disk"}},
 	} {
 		// Each case has a Monocle of its own: the metrics are global, and a read a case
@@ -138,7 +139,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", pending, len(srv.Requests()))
 			}
 			conds := healthConditions(m, last, false)
-			if c := condition(t, withConditions(conds), monoclev1alpha1.ConditionElasticsearchHealthy); c.Reason != ReasonElasticsearchNotReady {
+			if c := condition(t, withConditions(conds), monoclev1alpha1.ConditionElasticsearchHealthy); c.Reason != reasons.ElasticsearchNotReady {
 				t.Errorf("before a ready pod: %+v", c)
 			}
 
@@ -308,13 +309,13 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	if status.ElasticsearchHealth == nil || status.ElasticsearchHealth.Status != "yellow" {
 		t.Errorf("status.elasticsearchHealth = %+v, want yellow", status.ElasticsearchHealth)
 	}
-	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy); c.Status != metav1.ConditionTrue || c.Reason != ReasonYellow {
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionElasticsearchHealthy); c.Status != metav1.ConditionTrue || c.Reason != reasons.Yellow {
 		t.Errorf("ElasticsearchHealthy = %+v", c)
 	}
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
 		t.Errorf("Ready = %+v", c)
 	}
-	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != ReasonAPIAnswers {
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != reasons.APIAnswers {
 		t.Errorf("APIHealthy = %+v", c)
 	}
 }
@@ -330,7 +331,7 @@ func TestAPIHealthReported(t *testing.T) {
 		t.Fatalf("%d health requests to the API, want 1", len(got))
 	}
 	api := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy)
-	if api.Status != metav1.ConditionFalse || api.Reason != ReasonAPIUnreachable || !strings.Contains(api.Message, "503") || !strings.Contains(api.Message, "demo-api") {
+	if api.Status != metav1.ConditionFalse || api.Reason != reasons.APIUnreachable || !strings.Contains(api.Message, "503") || !strings.Contains(api.Message, "demo-api") {
 		t.Errorf("APIHealthy = %+v", api)
 	}
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
@@ -445,7 +446,7 @@ func TestReadOnlyBlockCleared(t *testing.T) {
 
 	last := read(nil)
 	disk := condition(t, withConditions(healthConditions(m, last, true)), monoclev1alpha1.ConditionDiskPressure)
-	if disk.Reason != ReasonIndicesReadOnly || !strings.Contains(disk.Message, "monocle.changes.1.demo") {
+	if disk.Reason != reasons.IndicesReadOnly || !strings.Contains(disk.Message, "monocle.changes.1.demo") {
 		t.Fatalf("past the flood stage: DiskPressure %+v", disk)
 	}
 	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 0 {
@@ -458,7 +459,7 @@ func TestReadOnlyBlockCleared(t *testing.T) {
 	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 1 {
 		t.Fatalf("%d block clearings under the high watermark, want 1", n)
 	}
-	if disk := condition(t, withConditions(healthConditions(m, last, true)), monoclev1alpha1.ConditionDiskPressure); disk.Reason != ReasonVolumeHasRoom {
+	if disk := condition(t, withConditions(healthConditions(m, last, true)), monoclev1alpha1.ConditionDiskPressure); disk.Reason != reasons.VolumeHasRoom {
 		t.Errorf("after the clearing: DiskPressure %+v", disk)
 	}
 }

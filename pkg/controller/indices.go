@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 )
@@ -103,8 +104,8 @@ func (c *Controller) recordIndexDeletion(m *monoclev1alpha1.Monocle, was, is *mo
 		return
 	}
 	if is.Refused != "" {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonIndexDeletionRefused, "Not deleting the index of %s: %s", is.Request, is.Refused)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.IndexDeletionRefused, "Not deleting the index of %s: %s", is.Request, is.Refused)
 		return
 	}
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonIndexDeleted, "Deleted index %s of the removed workspace %s", is.Index, is.Request)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.IndexDeleted, "Deleted index %s of the removed workspace %s", is.Index, is.Request)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -192,7 +193,7 @@ func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.M
 		}
 	}
 	for _, mv := range plan.moved {
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdateSinceMovedEarlier,
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier,
 			"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
 			mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name)
 	}
@@ -248,7 +249,7 @@ func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monoc
 	}
 	*busy = true
 	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonCreated, "Created Job %s to run %s", created.Name, describeRequest(r))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created Job %s to run %s", created.Name, describeRequest(r))
 	return jobStatus(st, created), nil
 }
 
@@ -264,8 +265,8 @@ func (c *Controller) recordMaintenanceTransition(m *monoclev1alpha1.Monocle, r m
 	}
 	switch after.Phase {
 	case monoclev1alpha1.JobSucceeded:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonMaintenanceSucceeded, "Request %s (%s) succeeded", r.Name, describeRequest(r))
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.MaintenanceSucceeded, "Request %s (%s) succeeded", r.Name, describeRequest(r))
 	case monoclev1alpha1.JobFailed:
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonMaintenanceFailed, "Request %s (%s) failed: %s", r.Name, describeRequest(r), after.Message)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.MaintenanceFailed, "Request %s (%s) failed: %s", r.Name, describeRequest(r), after.Message)
 	}
 }

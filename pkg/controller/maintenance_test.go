@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -74,7 +75,7 @@ func TestWipeCrawlerDataStopsTheCrawler(t *testing.T) {
 	if c := written[*appsv1.Deployment](writes, "demo-crawler"); c == nil || ptr.Deref(c.Spec.Replicas, 1) != 1 {
 		t.Errorf("the crawler was not started again: %v", describe(writes))
 	}
-	if !hasEvent(f, corev1.EventTypeNormal, ReasonMaintenanceSucceeded) {
+	if !hasEvent(f, corev1.EventTypeNormal, reasons.MaintenanceSucceeded) {
 		t.Error("no MaintenanceSucceeded event")
 	}
 
@@ -108,7 +109,7 @@ func TestMaintenanceRequestRefused(t *testing.T) {
 		if len(st) != 1 || st[0].Phase != monoclev1alpha1.JobFailed || !strings.Contains(st[0].Message, c.want) {
 			t.Errorf("%s: status.maintenance = %+v, want Failed saying %q", c.r.Name, st, c.want)
 		}
-		if !hasEvent(f, corev1.EventTypeWarning, ReasonMaintenanceFailed) {
+		if !hasEvent(f, corev1.EventTypeWarning, reasons.MaintenanceFailed) {
 			t.Errorf("%s: no MaintenanceFailed event", c.r.Name)
 		}
 	}
@@ -145,7 +146,7 @@ func TestUpdateSinceMovedEarlier(t *testing.T) {
 	if c := written[*appsv1.Deployment](writes, "demo-crawler"); c == nil || ptr.Deref(c.Spec.Replicas, 1) != 0 {
 		t.Errorf("the crawler was not stopped: %v", describe(writes))
 	}
-	if !hasEvent(f, corev1.EventTypeNormal, ReasonUpdateSinceMovedEarlier) {
+	if !hasEvent(f, corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier) {
 		t.Error("no UpdateSinceMovedEarlier event")
 	}
 	// The request is kept from the status on the next syncs and runs once the crawler stopped.

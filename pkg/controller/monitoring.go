@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -21,22 +22,22 @@ func (c *Controller) ensureMonitoring(ctx context.Context, m *monoclev1alpha1.Mo
 	r := resources.PodMonitorResource
 	switch {
 	case m.Spec.Monitoring == nil:
-		cond.Reason, cond.Message = ReasonNotMonitored, "spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"
+		cond.Reason, cond.Message = reasons.NotMonitored, "spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"
 		if served {
 			return cond, deleteOwned(ctx, c, m, k, name, "spec.monitoring is unset")
 		}
 		return cond, nil
 	case !served:
-		cond.Reason = ReasonAPINotServed
+		cond.Reason = reasons.APINotServed
 		cond.Message = fmt.Sprintf("The cluster does not serve %s.%s/%s (the Prometheus operator's CRDs): no PodMonitor; the Monocle runs without it, and the operator notices when the API appears",
 			r.Resource, r.Group, r.Version)
 		return cond, nil
 	}
 	if _, err := ensure(ctx, c, m, k, resources.NewPodMonitor(m)); err != nil {
-		cond.Reason, cond.Message = ReasonMonitoringFailed, truncate(err.Error())
+		cond.Reason, cond.Message = reasons.MonitoringFailed, truncate(err.Error())
 		return cond, err
 	}
-	cond.Status, cond.Reason = metav1.ConditionTrue, ReasonMonitored
+	cond.Status, cond.Reason = metav1.ConditionTrue, reasons.Monitored
 	cond.Message = fmt.Sprintf("PodMonitor %s scrapes the /metrics of the API (port http) and of the crawler (port monitoring)", name)
 	return cond, nil
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -22,7 +23,7 @@ func TestMonitoringPodMonitor(t *testing.T) {
 	_, _, dynamicWrites, status := exposureRun(t, monitored, served, nil)
 	checkActions(t, dynamicWrites, expectation{verb: "create", resource: "podmonitors", namespace: "default", name: "demo",
 		object: resources.NewPodMonitor(monitored)})
-	if c := condition(t, status, monoclev1alpha1.ConditionMonitored); c.Status != metav1.ConditionTrue || c.Reason != ReasonMonitored {
+	if c := condition(t, status, monoclev1alpha1.ConditionMonitored); c.Status != metav1.ConditionTrue || c.Reason != reasons.Monitored {
 		t.Errorf("served: Monitored = %+v", c)
 	}
 
@@ -31,15 +32,15 @@ func TestMonitoringPodMonitor(t *testing.T) {
 		t.Errorf("not served: dynamic writes %v", describe(dynamicWrites))
 	}
 	c := condition(t, status, monoclev1alpha1.ConditionMonitored)
-	if c.Status != metav1.ConditionFalse || c.Reason != ReasonAPINotServed || !strings.Contains(c.Message, "podmonitors.monitoring.coreos.com/v1") {
+	if c.Status != metav1.ConditionFalse || c.Reason != reasons.APINotServed || !strings.Contains(c.Message, "podmonitors.monitoring.coreos.com/v1") {
 		t.Errorf("not served: Monitored = %+v", c)
 	}
-	if r := condition(t, status, monoclev1alpha1.ConditionReady); r.Reason == ReasonSyncFailed {
+	if r := condition(t, status, monoclev1alpha1.ConditionReady); r.Reason == reasons.SyncFailed {
 		t.Errorf("not served: the sync failed: %+v", r)
 	}
 	warned := false
 	for range len(f.recorder.Events) {
-		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+ReasonAPINotServed) && strings.Contains(e, "podmonitors") {
+		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning "+reasons.APINotServed) && strings.Contains(e, "podmonitors") {
 			warned = true
 		}
 	}
@@ -53,7 +54,7 @@ func TestMonitoringPodMonitor(t *testing.T) {
 	owned.SetUID("pm-uid")
 	_, _, dynamicWrites, status = exposureRun(t, unset, served, nil, owned)
 	checkActions(t, dynamicWrites, expectDelete("podmonitors", "default", "demo"))
-	if c := condition(t, status, monoclev1alpha1.ConditionMonitored); c.Status != metav1.ConditionFalse || c.Reason != ReasonNotMonitored {
+	if c := condition(t, status, monoclev1alpha1.ConditionMonitored); c.Status != metav1.ConditionFalse || c.Reason != reasons.NotMonitored {
 		t.Errorf("unset: Monitored = %+v", c)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -21,10 +22,10 @@ func oidcCondition(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) *metav
 		return nil
 	}
 	url := resources.PublicURL(m)
-	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionOIDCReady, Status: metav1.ConditionTrue, Reason: ReasonOIDCOverHTTPS,
+	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionOIDCReady, Status: metav1.ConditionTrue, Reason: reasons.OIDCOverHTTPS,
 		Message: fmt.Sprintf("The OIDC auth_provider's logins come back to %s over HTTPS", url)}
 	if !strings.HasPrefix(url, "https://") {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonOIDCNeedsHTTPS
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.OIDCNeedsHTTPS
 		cond.Message = fmt.Sprintf("config.yaml's auth_provider is OIDC but the public URL %s is not HTTPS: Monocle's session cookie is Secure and SameSite=Strict, so browsers drop it and every login fails silently; serve the web UI over HTTPS (ingress.tls, httpRoute, route, or an https:// publicURL)", url)
 	}
 	return cond

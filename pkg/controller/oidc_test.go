@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 )
 
@@ -29,13 +30,13 @@ func TestOIDCCondition(t *testing.T) {
 	}{
 		"no OIDC: no condition":          {cfg: plain, absent: true},
 		"no config parsed: no condition": {cfg: nil, absent: true},
-		"OIDC on the default http URL":   {cfg: oidc, want: metav1.ConditionFalse, reason: ReasonOIDCNeedsHTTPS, inMessage: "http://localhost:8090"},
+		"OIDC on the default http URL":   {cfg: oidc, want: metav1.ConditionFalse, reason: reasons.OIDCNeedsHTTPS, inMessage: "http://localhost:8090"},
 		"OIDC behind an Ingress without TLS": {cfg: oidc, spec: monoclev1alpha1.MonocleSpec{Ingress: &monoclev1alpha1.IngressSpec{Host: "m.example.com"}},
-			want: metav1.ConditionFalse, reason: ReasonOIDCNeedsHTTPS, inMessage: "http://m.example.com"},
+			want: metav1.ConditionFalse, reason: reasons.OIDCNeedsHTTPS, inMessage: "http://m.example.com"},
 		"OIDC behind an Ingress with TLS": {cfg: oidc, spec: monoclev1alpha1.MonocleSpec{Ingress: &monoclev1alpha1.IngressSpec{Host: "m.example.com", TLS: &monoclev1alpha1.IngressTLS{}}},
-			want: metav1.ConditionTrue, reason: ReasonOIDCOverHTTPS},
+			want: metav1.ConditionTrue, reason: reasons.OIDCOverHTTPS},
 		"OIDC with an https publicURL": {cfg: oidc, spec: monoclev1alpha1.MonocleSpec{PublicURL: "https://monocle.example.com"},
-			want: metav1.ConditionTrue, reason: ReasonOIDCOverHTTPS},
+			want: metav1.ConditionTrue, reason: reasons.OIDCOverHTTPS},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

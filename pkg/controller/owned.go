@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -96,7 +97,7 @@ func ensure[T object](ctx context.Context, c *Controller, m *monoclev1alpha1.Mon
 		return zero, fmt.Errorf("updating %s %s: %w", k.kind, name, err)
 	}
 	logger.V(2).Info("Updated object", "kind", k.kind, "object", klog.KObj(updated))
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonUpdated, "Updated %s %s to the desired state", k.kind, name)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Updated, "Updated %s %s to the desired state", k.kind, name)
 	return updated, nil
 }
 
@@ -118,14 +119,14 @@ func deleteOwned[T object](ctx context.Context, c *Controller, m *monoclev1alpha
 		return fmt.Errorf("deleting %s %s: %w", k.kind, name, err)
 	}
 	klog.FromContext(ctx).V(2).Info("Deleted object", "kind", k.kind, "object", klog.KObj(live))
-	c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonDeleted, "Deleted %s %s: %s", k.kind, name, why)
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Deleted, "Deleted %s %s: %s", k.kind, name, why)
 	return nil
 }
 
 // nameConflict records a Warning event for an object the Monocle needs but does not control,
 // and returns the *conflictError that the status reports.
 func (c *Controller) nameConflict(m *monoclev1alpha1.Monocle, kind, name string) error {
-	c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNameConflict,
+	c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.NameConflict,
 		"%s %s exists and is not controlled by this Monocle; it was left unchanged", kind, name)
 	return &conflictError{kind: kind, name: name}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -211,16 +212,16 @@ func restoreStatus(m *monoclev1alpha1.Monocle, p restorePlan, out *restoreOutcom
 	source, _ := restoreSourceOf(m)
 	switch st.Phase {
 	case monoclev1alpha1.RestorePending:
-		cond.Reason = ReasonRestorePending
+		cond.Reason = reasons.RestorePending
 		cond.Message = fmt.Sprintf("Restoring snapshot %s of repository %s: the API and the crawler are stopped; the indices are closed once they have no pod and Elasticsearch is ready", st.Snapshot, source)
 	case monoclev1alpha1.RestoreRestoring:
-		cond.Reason = ReasonRestoring
+		cond.Reason = reasons.Restoring
 		cond.Message = fmt.Sprintf("Elasticsearch is restoring snapshot %s (%s); the API and the crawler start when it is done", st.Snapshot, strings.Join(st.Indices, ", "))
 	case monoclev1alpha1.RestoreSucceeded:
-		cond.Status, cond.Reason = metav1.ConditionTrue, ReasonRestored
+		cond.Status, cond.Reason = metav1.ConditionTrue, reasons.Restored
 		cond.Message = fmt.Sprintf("Snapshot %s was restored", st.Snapshot)
 	case monoclev1alpha1.RestoreFailed:
-		cond.Reason = ReasonRestoreFailed
+		cond.Reason = reasons.RestoreFailed
 		cond.Message = truncate(fmt.Sprintf("Restoring snapshot %s failed: %s; the API and the crawler stay stopped: give another snapshot, or remove spec.restore to start with the index as it is",
 			st.Snapshot, st.Message))
 	}
@@ -245,12 +246,12 @@ func (c *Controller) recordRestoreTransition(m *monoclev1alpha1.Monocle, was, is
 	}
 	switch is.Phase {
 	case monoclev1alpha1.RestorePending:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonRestorePending, "Restoring snapshot %s: stopping the API and the crawler", is.Snapshot)
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.RestorePending, "Restoring snapshot %s: stopping the API and the crawler", is.Snapshot)
 	case monoclev1alpha1.RestoreRestoring:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonRestoring, "Restoring snapshot %s: indices %s", is.Snapshot, strings.Join(is.Indices, ", "))
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Restoring, "Restoring snapshot %s: indices %s", is.Snapshot, strings.Join(is.Indices, ", "))
 	case monoclev1alpha1.RestoreSucceeded:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonRestored, "Restored snapshot %s; starting the API and the crawler", is.Snapshot)
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Restored, "Restored snapshot %s; starting the API and the crawler", is.Snapshot)
 	case monoclev1alpha1.RestoreFailed:
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonRestoreFailed, "Restoring snapshot %s failed: %s", is.Snapshot, is.Message)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.RestoreFailed, "Restoring snapshot %s failed: %s", is.Snapshot, is.Message)
 	}
 }

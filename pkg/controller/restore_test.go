@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
@@ -52,7 +53,7 @@ func TestRestoreSteps(t *testing.T) {
 
 	// The first sync records Pending; no step runs before the status holds it.
 	res := restoreStatus(m, restorePlan{}, nil, time.Now())
-	if res.status.Phase != monoclev1alpha1.RestorePending || res.condition.Reason != ReasonRestorePending {
+	if res.status.Phase != monoclev1alpha1.RestorePending || res.condition.Reason != reasons.RestorePending {
 		t.Fatalf("first status: %s/%s", res.status.Phase, res.condition.Reason)
 	}
 	if p := planRestore(m, true, true); p.phase != "" {
@@ -80,7 +81,7 @@ func TestRestoreSteps(t *testing.T) {
 	// Restoring, held in Elasticsearch: started once, not done.
 	f.HoldRestores("ns", "m", true)
 	held, res := restoreStep(t, m, f)
-	if res.status.Phase != monoclev1alpha1.RestoreRestoring || res.condition.Reason != ReasonRestoring {
+	if res.status.Phase != monoclev1alpha1.RestoreRestoring || res.condition.Reason != reasons.Restoring {
 		t.Errorf("while Elasticsearch recovers: %s/%s", res.status.Phase, res.condition.Reason)
 	}
 	// The operator died before writing anything: the step runs again.
@@ -114,7 +115,7 @@ func TestRestoreOfMissingSnapshotFails(t *testing.T) {
 	f, _ := fakeElastic(t, m)
 	m.Status.Restore = restoreStatus(m, restorePlan{}, nil, time.Now()).status
 	m, res := restoreStep(t, m, f)
-	if res.status.Phase != monoclev1alpha1.RestoreFailed || res.condition.Reason != ReasonRestoreFailed || !strings.Contains(res.status.Message, "nope") {
+	if res.status.Phase != monoclev1alpha1.RestoreFailed || res.condition.Reason != reasons.RestoreFailed || !strings.Contains(res.status.Message, "nope") {
 		t.Fatalf("missing snapshot: %s/%s %q", res.status.Phase, res.condition.Reason, res.status.Message)
 	}
 	if !restoreWanted(m) {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -185,7 +186,7 @@ type secretsCheck struct {
 // envFrom needs it).
 func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config, apiSecret *corev1.Secret) (secretsCheck, error) {
 	out := secretsCheck{api: true, crawler: true,
-		condition: metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: ReasonSecretsPresent}}
+		condition: metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionTrue, Reason: reasons.SecretsPresent}}
 	var tokens, both []string
 	oidc := ""
 	if cfg != nil {
@@ -208,7 +209,7 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 		}
 		if secret == nil {
 			out.api, out.crawler = false, false
-			out.condition.Status, out.condition.Reason = metav1.ConditionFalse, ReasonSecretNotFound
+			out.condition.Status, out.condition.Reason = metav1.ConditionFalse, reasons.SecretNotFound
 			out.condition.Message = fmt.Sprintf("Secret %s named by spec.secretRef does not exist in namespace %s; the API and crawler are not rolled until it does",
 				secretName, m.Namespace)
 			return out, nil
@@ -254,7 +255,7 @@ func (c *Controller) checkSecrets(ctx context.Context, m *monoclev1alpha1.Monocl
 	if len(missingBoth) > 0 {
 		parts = append(parts, fmt.Sprintf("the crawlers_api_key variables %s: the API and crawler are not started or rolled until they are set", strings.Join(missingBoth, ", ")))
 	}
-	out.condition.Status, out.condition.Reason = metav1.ConditionFalse, ReasonTokenMissing
+	out.condition.Status, out.condition.Reason = metav1.ConditionFalse, reasons.TokenMissing
 	out.condition.Message = fmt.Sprintf("Neither Secret %s holds, non-empty, %s", secretNames, strings.Join(parts, "; "))
 	if m.Spec.SecretRef == nil {
 		out.condition.Message += "; spec.secretRef names no Secret to provide them"
@@ -379,7 +380,7 @@ func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Mon
 	}
 	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, k.keys))
 	if err == nil && len(k.missing) > 0 && k.hadKeys {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonKeyGenerated,
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.KeyGenerated,
 			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
 			resources.SecretName(m), resources.KeysBackupName(m), strings.Join(k.missing, ", "))
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -33,7 +34,7 @@ const maxHeapShare = 0.75
 // While it is False the StatefulSet is left as it is.
 func elasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) metav1.Condition {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSpecAccepted, Status: metav1.ConditionTrue,
-		Reason: ReasonSpecAccepted, Message: "The operator accepts every part of the spec"}
+		Reason: reasons.SpecAccepted, Message: "The operator accepts every part of the spec"}
 	refuse := func(reason, format string, args ...any) metav1.Condition {
 		cond.Status, cond.Reason = metav1.ConditionFalse, reason
 		cond.Message = fmt.Sprintf(format, args...) + "; the StatefulSet is left as it is"
@@ -42,13 +43,13 @@ func elasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) 
 	image := resources.ElasticImage(m)
 	if want, ok := resources.ImageVersion(image); ok {
 		if want[0] != supportedElasticsearchMajor {
-			return refuse(ReasonElasticsearchVersionUnsupported, "elasticsearch.image %s is Elasticsearch %d: Monocle 1.11.2 supports Elasticsearch %d only",
+			return refuse(reasons.ElasticsearchVersionUnsupported, "elasticsearch.image %s is Elasticsearch %d: Monocle 1.11.2 supports Elasticsearch %d only",
 				image, want[0], supportedElasticsearchMajor)
 		}
 		if live != nil && len(live.Spec.Template.Spec.Containers) > 0 {
 			running := live.Spec.Template.Spec.Containers[0].Image
 			if have, ok := resources.ImageVersion(running); ok && older(want, have) {
-				return refuse(ReasonElasticsearchDowngrade, "elasticsearch.image %s is older than the running %s: Elasticsearch cannot read data a newer version wrote, so downgrades are refused",
+				return refuse(reasons.ElasticsearchDowngrade, "elasticsearch.image %s is older than the running %s: Elasticsearch cannot read data a newer version wrote, so downgrades are refused",
 					image, running)
 			}
 		}
@@ -56,7 +57,7 @@ func elasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) 
 	limits := resources.ElasticResources(m).Limits
 	limit := limits.Memory()
 	if heap, text, ok := maxHeap(m.Spec.Elasticsearch.JavaOpts); ok && !limit.IsZero() && float64(heap) > maxHeapShare*float64(limit.Value()) {
-		return refuse(ReasonHeapAboveLimit, "elasticsearch.javaOpts sets a heap of %s (%d MiB) for a memory limit of %s (%d MiB): keep the heap at most %d%% of the limit, half is advised, or the pod is OOM-killed",
+		return refuse(reasons.HeapAboveLimit, "elasticsearch.javaOpts sets a heap of %s (%d MiB) for a memory limit of %s (%d MiB): keep the heap at most %d%% of the limit, half is advised, or the pod is OOM-killed",
 			text, heap>>20, limit.String(), limit.Value()>>20, int(maxHeapShare*100))
 	}
 	return cond

@@ -11,6 +11,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
 // TestElasticsearchVersionRefusals: an Elasticsearch image of another major version is never
@@ -27,11 +28,11 @@ func TestElasticsearchVersionRefusals(t *testing.T) {
 		t.Errorf("an Elasticsearch 8 StatefulSet was created: %v", describe(kubeWrites))
 	}
 	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
-	expectRefused(t, status, ReasonElasticsearchVersionUnsupported, "Elasticsearch 8")
+	expectRefused(t, status, reasons.ElasticsearchVersionUnsupported, "Elasticsearch 8")
 
 	converged7, objects := converged(t, newMonocle("demo"))
 	for image, refused := range map[string]string{
-		es + "7.10.2":  ReasonElasticsearchDowngrade,
+		es + "7.10.2":  reasons.ElasticsearchDowngrade,
 		es + "7.17.27": "",
 		es + "latest":  "",
 	} {
@@ -96,7 +97,7 @@ func TestHeapAboveLimitIsRefused(t *testing.T) {
 		switch {
 		case c.refused == "" && cond.Status != metav1.ConditionTrue:
 			t.Errorf("%q: refused: %s", c.javaOpts, cond.Message)
-		case c.refused != "" && (cond.Reason != ReasonHeapAboveLimit || !strings.Contains(cond.Message, c.refused)):
+		case c.refused != "" && (cond.Reason != reasons.HeapAboveLimit || !strings.Contains(cond.Message, c.refused)):
 			t.Errorf("%q: SpecAccepted = %+v, want HeapAboveLimit saying %q", c.javaOpts, cond, c.refused)
 		}
 	}

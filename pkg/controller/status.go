@@ -15,19 +15,20 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // blocking are the reasons of per-concern conditions that need the user: they make the
 // Monocle Degraded.
 var blocking = map[string]bool{
-	ReasonInvalidConfig:                   true,
-	ReasonSecretNotFound:                  true,
-	ReasonTokenMissing:                    true,
-	ReasonStorageChangeRefused:            true,
-	ReasonElasticsearchVersionUnsupported: true,
-	ReasonElasticsearchDowngrade:          true,
-	ReasonHeapAboveLimit:                  true,
+	reasons.InvalidConfig:                   true,
+	reasons.SecretNotFound:                  true,
+	reasons.TokenMissing:                    true,
+	reasons.StorageChangeRefused:            true,
+	reasons.ElasticsearchVersionUnsupported: true,
+	reasons.ElasticsearchDowngrade:          true,
+	reasons.HeapAboveLimit:                  true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
@@ -35,9 +36,9 @@ var blocking = map[string]bool{
 // Elasticsearch turned red or its volume is almost full.
 func warnsOf(cond metav1.Condition) bool {
 	switch {
-	case cond.Reason == ReasonRed || cond.Reason == ReasonVolumeAlmostFull || cond.Reason == ReasonOIDCNeedsHTTPS || cond.Reason == ReasonIndicesReadOnly:
+	case cond.Reason == reasons.Red || cond.Reason == reasons.VolumeAlmostFull || cond.Reason == reasons.OIDCNeedsHTTPS || cond.Reason == reasons.IndicesReadOnly:
 		return true
-	case blocking[cond.Reason] || cond.Reason == ReasonAPINotServed:
+	case blocking[cond.Reason] || cond.Reason == reasons.APINotServed:
 		return cond.Status == metav1.ConditionFalse
 	}
 	return false
@@ -82,11 +83,11 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
 	if wasReady != nil && wasReady.Status != ready.Status {
 		if ready.Status == metav1.ConditionTrue {
-			if wasReady.Reason != ReasonStarting {
-				c.recorder.Event(m, corev1.EventTypeNormal, ReasonReady, ready.Message)
+			if wasReady.Reason != reasons.Starting {
+				c.recorder.Event(m, corev1.EventTypeNormal, reasons.Ready, ready.Message)
 			}
 		} else {
-			c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonNotReady, "%s: %s", ready.Reason, ready.Message)
+			c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.NotReady, "%s: %s", ready.Reason, ready.Message)
 		}
 	}
 	return nil
@@ -158,38 +159,38 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	}
 
 	// Degraded gathers what keeps the operator from converging, most pressing first.
-	var reasons, messages []string
+	var causes, messages []string
 	if len(p.conflicts) > 0 {
-		reasons = append(reasons, ReasonNameConflict)
+		causes = append(causes, reasons.NameConflict)
 		messages = append(messages, "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: "+
 			strings.Join(p.conflicts, ", "))
 	}
 	for _, cond := range obs.conditions {
 		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
-			reasons = append(reasons, cond.Reason)
+			causes = append(causes, cond.Reason)
 			messages = append(messages, cond.Message)
 		}
 	}
 	if len(p.failures) > 0 {
-		reasons = append(reasons, ReasonSyncFailed)
+		causes = append(causes, reasons.SyncFailed)
 		messages = append(messages, p.failures[0].Error())
 	}
-	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: ReasonAsExpected,
+	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: reasons.AsExpected,
 		Message: "The operator converges every owned object"}
-	if len(reasons) > 0 {
-		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, reasons[0], truncate(strings.Join(messages, ". "))
+	if len(causes) > 0 {
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, causes[0], truncate(strings.Join(messages, ". "))
 	}
 
-	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: ReasonRolloutComplete,
+	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasons.RolloutComplete,
 		Message: "Every workload runs the desired spec"}
 	if len(rolling) > 0 {
-		progressing.Status, progressing.Reason = metav1.ConditionTrue, ReasonRollingOut
+		progressing.Status, progressing.Reason = metav1.ConditionTrue, reasons.RollingOut
 		progressing.Message = "Rolling out: " + strings.Join(rolling, ", ")
 	}
 
 	// Ready says whether Monocle serves. A Degraded Monocle may well serve (an invalid config
 	// leaves the last valid one running), unless objects it needs cannot be made.
-	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: ReasonAllComponentsReady,
+	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: reasons.AllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
 	switch restore := obs.restore.condition; {
 	case len(p.conflicts) > 0:
@@ -199,15 +200,15 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
 	case upgradeStopsMonocle(obs.upgrade):
 		// The upgrade stops the crawler, then replaces the API.
-		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonUpgrading
+		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.Upgrading
 		ready.Message = upgradingCondition(obs.upgrade).Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
 		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
 	case len(notReady) > 0:
-		ready.Status, ready.Reason = metav1.ConditionFalse, ReasonComponentsNotReady
-		if was := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); was == nil || was.Reason == ReasonStarting {
-			ready.Reason = ReasonStarting
+		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.ComponentsNotReady
+		if was := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); was == nil || was.Reason == reasons.Starting {
+			ready.Reason = reasons.Starting
 		}
 		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
 	}

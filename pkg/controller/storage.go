@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -24,7 +25,7 @@ import (
 // volume is the StatefulSet's volume claim template name (see resources.ElasticPVCName).
 func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monocle, volume string) (metav1.Condition, error) {
 	// One message whether the PVC exists yet or not, so its creation changes no status.
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: ReasonAsRequested,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: reasons.AsRequested,
 		Message: "No storage change is pending"}
 	name := resources.ElasticPVCName(m, volume)
 	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
@@ -35,7 +36,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 		return cond, fmt.Errorf("reading PVC %s from the cache: %w", name, err)
 	}
 	refuse := func(format string, args ...any) (metav1.Condition, error) {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonStorageChangeRefused
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.StorageChangeRefused
 		cond.Message = fmt.Sprintf(format, args...) + "; the volume and its data are kept as they are"
 		return cond, nil
 	}
@@ -64,14 +65,14 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 			return cond, fmt.Errorf("expanding PVC %s to %s: %w", name, want.String(), err)
 		}
 		klog.FromContext(ctx).V(2).Info("Requested volume expansion", "pvc", klog.KObj(pvc), "size", want.String())
-		c.recorder.Eventf(m, corev1.EventTypeNormal, ReasonVolumeExpansionRequested, "Requested %s for PVC %s (was %s)", want.String(), name, requested.String())
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonResizing
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.VolumeExpansionRequested, "Requested %s for PVC %s (was %s)", want.String(), name, requested.String())
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.Resizing
 		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, requested.String(), want.String())
 		return cond, nil
 	}
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
 	if pvc.Status.Phase == corev1.ClaimBound && capacity.Cmp(want) < 0 {
-		cond.Status, cond.Reason = metav1.ConditionFalse, ReasonResizing
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.Resizing
 		cond.Message = fmt.Sprintf("PVC %s is being expanded from %s to %s", name, capacity.String(), want.String())
 	}
 	return cond, nil

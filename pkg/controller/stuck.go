@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
 // Stuck crawlers (issue 18). Monocle 1.11.2's crawler answers /health with 200 whatever it
@@ -90,11 +91,11 @@ func checkCrawlers(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawle
 	if !read {
 		return out
 	}
-	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionCrawlersProgressing, Status: metav1.ConditionTrue, Reason: ReasonCrawlersProgressing,
+	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionCrawlersProgressing, Status: metav1.ConditionTrue, Reason: reasons.CrawlersProgressing,
 		Message: "Every running crawler made progress within " + stuckAfter.String()}
 	out.condition = cond
 	if stuckAfter <= 0 {
-		cond.Reason, cond.Message = ReasonStuckCheckOff, "spec.crawler.stuckAfter is 0s: the crawlers' progress is not watched"
+		cond.Reason, cond.Message = reasons.StuckCheckOff, "spec.crawler.stuckAfter is 0s: the crawlers' progress is not watched"
 		return out
 	}
 	// Only progress, not a crawler pod that is not ready yet (as after a restart), starts the
@@ -104,7 +105,7 @@ func checkCrawlers(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawle
 	}
 	if len(stuck) == 0 {
 		if r := out.restarts; r != nil && r.SinceProgress > 0 && r.LastTime != nil {
-			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonCrawlerRestarted
+			cond.Status, cond.Reason = metav1.ConditionFalse, reasons.CrawlerRestarted
 			cond.Message = truncate(fmt.Sprintf("%s; the crawler pod was restarted at %s, waiting for progress", r.Reason, r.LastTime.UTC().Format(time.RFC3339)))
 		}
 		return out
@@ -117,7 +118,7 @@ func checkCrawlers(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawle
 	cond.Status = metav1.ConditionFalse
 	switch {
 	case r.SinceProgress >= maxRestarts:
-		cond.Reason = ReasonCrawlerStuck
+		cond.Reason = reasons.CrawlerStuck
 		cond.Message = truncate(fmt.Sprintf("%s; %d restarts in a row did not help (spec.crawler.maxRestarts): see the crawler's logs (kubectl logs deploy/%s-crawler) and status.crawlers",
 			what, r.SinceProgress, m.Name))
 	case r.LastTime == nil || now.Sub(r.LastTime.Time) > stuckAfter:
@@ -125,10 +126,10 @@ func checkCrawlers(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawle
 		r.SinceProgress++
 		r.LastTime, r.Reason = statusTime(now), truncate(what)
 		out.restarted = true
-		cond.Reason = ReasonCrawlerRestarted
+		cond.Reason = reasons.CrawlerRestarted
 		cond.Message = truncate(fmt.Sprintf("%s: restarting the crawler pod (restart %d of %d)", what, r.SinceProgress, maxRestarts))
 	default:
-		cond.Reason = ReasonCrawlerRestarted
+		cond.Reason = reasons.CrawlerRestarted
 		cond.Message = truncate(fmt.Sprintf("%s; the crawler pod was restarted at %s, waiting for progress", what, r.LastTime.UTC().Format(time.RFC3339)))
 	}
 	return out

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -39,7 +40,7 @@ func TestStuckCrawlerRestarts(t *testing.T) {
 		t.Fatalf("5h without progress: %+v", s.condition)
 	}
 	s := step(7*time.Hour, until(20), running)
-	if !s.restarted || s.restarts.Total != 1 || s.restarts.SinceProgress != 1 || s.condition.Reason != ReasonCrawlerRestarted ||
+	if !s.restarted || s.restarts.Total != 1 || s.restarts.SinceProgress != 1 || s.condition.Reason != reasons.CrawlerRestarted ||
 		!strings.Contains(s.restarts.Reason, "demo/gh") || strings.Contains(s.restarts.Reason, "demo/new") {
 		t.Fatalf("7h without progress: restarted %v, %+v, %+v", s.restarted, s.restarts, s.condition)
 	}
@@ -49,17 +50,17 @@ func TestStuckCrawlerRestarts(t *testing.T) {
 	// The restarted pod is not ready yet: that is no progress.
 	restarting := deploymentOf(newMonocleImage, 1)
 	restarting.Status.ReadyReplicas = 0
-	if s := step(7*time.Hour+time.Minute, until(20), restarting); s.restarted || s.restarts.SinceProgress != 1 || s.condition.Reason != ReasonCrawlerRestarted {
+	if s := step(7*time.Hour+time.Minute, until(20), restarting); s.restarted || s.restarts.SinceProgress != 1 || s.condition.Reason != reasons.CrawlerRestarted {
 		t.Fatalf("while the pod restarts: restarted %v, %+v, %+v", s.restarted, s.restarts, s.condition)
 	}
-	if s := step(8*time.Hour, until(20), running); s.restarted || s.condition.Reason != ReasonCrawlerRestarted {
+	if s := step(8*time.Hour, until(20), running); s.restarted || s.condition.Reason != reasons.CrawlerRestarted {
 		t.Fatalf("1h after the restart: restarted %v, %+v", s.restarted, s.condition)
 	}
 	if s := step(14*time.Hour, until(20), running); !s.restarted || s.restarts.SinceProgress != 2 {
 		t.Fatalf("7h after the restart: restarted %v, %+v", s.restarted, s.restarts)
 	}
 	s = step(22*time.Hour, until(20), running)
-	if s.restarted || s.condition.Reason != ReasonCrawlerStuck || !strings.Contains(s.condition.Message, "did not help") {
+	if s.restarted || s.condition.Reason != reasons.CrawlerStuck || !strings.Contains(s.condition.Message, "did not help") {
 		t.Fatalf("after maxRestarts: restarted %v, %+v", s.restarted, s.condition)
 	}
 	// Progress: the count of restarts in a row starts over; the total stays.
@@ -75,7 +76,7 @@ func TestStuckCrawlerRestarts(t *testing.T) {
 	}
 	// stuckAfter 0 turns the check off.
 	m.Spec.Crawler.StuckAfter = &metav1.Duration{}
-	if s := step(90*time.Hour, until(25), running); s.restarted || s.condition.Reason != ReasonStuckCheckOff {
+	if s := step(90*time.Hour, until(25), running); s.restarted || s.condition.Reason != reasons.StuckCheckOff {
 		t.Fatalf("off: %+v", s.condition)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -141,7 +142,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			if serverUnavailable(err) {
 				return &unavailableError{err}
 			}
-			c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
+			c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
 			return err
 		}
 	}
@@ -306,7 +307,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	}
 	obs.crawlers = maintenance.crawlers
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
-		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: ReasonNotPaused,
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: reasons.NotPaused,
 		Message: "The operator reconciles this Monocle" + autoPilotMessage(m),
 	})
 
@@ -373,7 +374,7 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 		return &staleCacheError{utilerrors.NewAggregate(errs)}
 	}
 	for _, err := range p.failures {
-		c.recorder.Event(m, corev1.EventTypeWarning, ReasonSyncFailed, err.Error())
+		c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
 	}
 	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
 	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
@@ -388,10 +389,10 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 		c.recorder.Event(m, typ, e.reason, e.message)
 	}
 	if r := obs.apiRestart; r != nil && (m.Status.APIRestart == nil || !r.Time.Equal(&m.Status.APIRestart.Time)) {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonAPIRestarted, "Restarting the API pods: %s", r.Reason)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.APIRestarted, "Restarting the API pods: %s", r.Reason)
 	}
 	if obs.crawlerRestarted {
-		c.recorder.Eventf(m, corev1.EventTypeWarning, ReasonCrawlerRestarted, "Restarting the crawler pod: %s", obs.crawlerRestarts.Reason)
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.CrawlerRestarted, "Restarting the crawler pod: %s", obs.crawlerRestarts.Reason)
 	}
 	if err := c.updateMonocleStatus(ctx, m, obs, p); err != nil {
 		if apierrors.IsConflict(err) && len(errs) == 0 {
@@ -473,7 +474,7 @@ func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle)
 	}
 	obs.api, obs.crawler = c.observeDeployments(m)
 	obs.conditions = []metav1.Condition{{
-		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: ReasonPaused,
+		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: reasons.Paused,
 		Message: fmt.Sprintf("The annotation %s=true pauses the operator: it leaves this Monocle's objects alone; remove it to resume",
 			monoclev1alpha1.PausedAnnotation),
 	}}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -113,7 +114,7 @@ func templateImage(d *appsv1.Deployment) string {
 func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *backupOutcome, restoring bool, now time.Time) upgradeStep {
 	want := resources.APIImage(m)
 	step := upgradeStep{status: m.Status.Upgrade.DeepCopy()}
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionTrue, Reason: ReasonUpToDate,
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionTrue, Reason: reasons.UpToDate,
 		Message: "The API runs " + want}
 	st := step.status
 	active := st != nil && st.To == want && st.Phase != monoclev1alpha1.UpgradeSucceeded
@@ -124,12 +125,12 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 		switch {
 		case restoring || running == "" || running == want || api == nil || autoPilotIsOff(m, monoclev1alpha1.AutoPilotUpgradePhases):
 			if st != nil && st.Phase == monoclev1alpha1.UpgradeSucceeded && st.To == want {
-				cond.Reason, cond.Message = ReasonUpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", st.From, st.To)
+				cond.Reason, cond.Message = reasons.UpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", st.From, st.To)
 			}
 			step.condition = cond
 			return step
 		case monocleDowngrade(running, want):
-			cond.Status, cond.Reason = metav1.ConditionFalse, ReasonMonocleDowngrade
+			cond.Status, cond.Reason = metav1.ConditionFalse, reasons.MonocleDowngrade
 			cond.Message = fmt.Sprintf("%s is a Monocle downgrade from the running %s: it writes an older config index than the one in Elasticsearch, which it cannot read back (Monocle 1.11.2, upgradeConfigV*); the API and the crawler keep running %s",
 				want, running, running)
 			step.apiImage, step.crawlerImage, step.condition = running, liveCrawler, cond
@@ -188,7 +189,7 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 	step.status = next
 	step.condition = upgradingCondition(next)
 	if next.Phase == monoclev1alpha1.UpgradeSucceeded {
-		cond.Reason, cond.Message = ReasonUpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", next.From, next.To)
+		cond.Reason, cond.Message = reasons.UpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", next.From, next.To)
 		step.condition = cond
 	}
 	return step
@@ -223,7 +224,7 @@ func upgradeStopsMonocle(st *monoclev1alpha1.UpgradeStatus) bool {
 
 // upgradingCondition is the Upgraded condition of an upgrade under way.
 func upgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
-	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionFalse, Reason: ReasonUpgrading}
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionFalse, Reason: reasons.Upgrading}
 	what := map[monoclev1alpha1.UpgradePhase]string{
 		monoclev1alpha1.UpgradeBackingUp:       "taking the snapshot " + st.Snapshot + " first",
 		monoclev1alpha1.UpgradeStoppingCrawler: "stopping the crawler",
@@ -232,7 +233,7 @@ func upgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
 	}[st.Phase]
 	cond.Message = fmt.Sprintf("Upgrading from %s to %s: %s", st.From, st.To, what)
 	if st.Phase == monoclev1alpha1.UpgradeBlocked {
-		cond.Reason = ReasonUpgradeBlocked
+		cond.Reason = reasons.UpgradeBlocked
 		cond.Message = truncate(fmt.Sprintf("The upgrade from %s to %s is stopped: %s", st.From, st.To, st.Message))
 	}
 	return cond
@@ -243,12 +244,12 @@ func (c *Controller) recordUpgradeTransition(m *monoclev1alpha1.Monocle, was, is
 	if is == nil || (was != nil && was.To == is.To && was.Phase == is.Phase) {
 		return
 	}
-	typ, reason := corev1.EventTypeNormal, ReasonUpgrading
+	typ, reason := corev1.EventTypeNormal, reasons.Upgrading
 	switch is.Phase {
 	case monoclev1alpha1.UpgradeBlocked:
-		typ, reason = corev1.EventTypeWarning, ReasonUpgradeBlocked
+		typ, reason = corev1.EventTypeWarning, reasons.UpgradeBlocked
 	case monoclev1alpha1.UpgradeSucceeded:
-		reason = ReasonUpgradeSucceeded
+		reason = reasons.UpgradeSucceeded
 	}
 	c.recorder.Eventf(m, typ, reason, "Upgrade from %s to %s: %s", is.From, is.To, is.Phase)
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -63,7 +64,7 @@ func TestUpgradePhases(t *testing.T) {
 	if step.apiImage != oldMonocleImage || step.crawlerImage != oldMonocleImage || step.stopCrawler || step.apiRecreate {
 		t.Errorf("new upgrade builds %+v, want everything as it runs", step)
 	}
-	if step.condition.Status != metav1.ConditionFalse || step.condition.Reason != ReasonUpgrading {
+	if step.condition.Status != metav1.ConditionFalse || step.condition.Reason != reasons.Upgrading {
 		t.Errorf("condition %+v", step.condition)
 	}
 
@@ -113,7 +114,7 @@ func TestUpgradePhases(t *testing.T) {
 	}
 	step = planUpgrade(m, deploymentOf(newMonocleImage, 1), deploymentOf(newMonocleImage, 1), nil, false, now)
 	if step.status.Phase != monoclev1alpha1.UpgradeSucceeded || step.status.CompletionTime == nil ||
-		step.condition.Status != metav1.ConditionTrue || step.condition.Reason != ReasonUpgradeSucceeded {
+		step.condition.Status != metav1.ConditionTrue || step.condition.Reason != reasons.UpgradeSucceeded {
 		t.Fatalf("done: %+v %+v", step.status, step.condition)
 	}
 	m.Status.Upgrade, m.Status.API.Image = step.status, newMonocleImage
@@ -130,7 +131,7 @@ func TestUpgradeBlockedByAFailedSnapshot(t *testing.T) {
 	failed := &backupOutcome{listed: true, snapshots: []elastic.Snapshot{{Name: snap, State: elastic.SnapshotFailed, Reason: "disk full"}}}
 	step := planUpgrade(m, deploymentOf(oldMonocleImage, 1), deploymentOf(oldMonocleImage, 1), failed, false, now)
 	if step.status.Phase != monoclev1alpha1.UpgradeBlocked || !strings.Contains(step.status.Message, "disk full") ||
-		step.condition.Reason != ReasonUpgradeBlocked || step.apiImage != oldMonocleImage || step.crawlerImage != oldMonocleImage {
+		step.condition.Reason != reasons.UpgradeBlocked || step.apiImage != oldMonocleImage || step.crawlerImage != oldMonocleImage {
 		t.Fatalf("failed snapshot: %+v %+v", step.status, step.condition)
 	}
 	m.Status.Upgrade = step.status
@@ -158,7 +159,7 @@ func TestUpgradeRefusesDowngrades(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := upgradeMonocle(tc.to, tc.from, false, nil)
 			step := planUpgrade(m, deploymentOf(tc.from, 1), deploymentOf(tc.from, 1), nil, false, time.Now())
-			refused := step.condition.Reason == ReasonMonocleDowngrade
+			refused := step.condition.Reason == reasons.MonocleDowngrade
 			if refused != tc.refused {
 				t.Fatalf("refused %v, want %v (%+v)", refused, tc.refused, step.condition)
 			}

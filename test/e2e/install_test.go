@@ -23,6 +23,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -108,15 +109,15 @@ func TestClusterWideInstall(t *testing.T) {
 			t.Errorf("kubectl get monocles does not show readiness and version:\n%s", out)
 		}
 		describe := env.Kubectl.Must(t, "describe", "monocle", "-n", ns, sample.Name)
-		if !strings.Contains(describe, "Events:") || !strings.Contains(describe, controller.ReasonCreated) {
+		if !strings.Contains(describe, "Events:") || !strings.Contains(describe, reasons.Created) {
 			t.Errorf("kubectl describe monocle shows no Created event:\n%s", describe)
 		}
 		// One event lists what the first sync created; becoming Ready the first time records
 		// none (issue 19: one Event per new Monocle).
 		for _, kind := range []string{"Secret", "ConfigMap", "Service", "StatefulSet", "Deployment", "NetworkPolicy"} {
-			expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, controller.ReasonCreated, kind+" ")
+			expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, reasons.Created, kind+" ")
 		}
-		expectEvent(t, ns, taken.Name, corev1.EventTypeWarning, controller.ReasonNameConflict, "Service "+resources.APIName(taken))
+		expectEvent(t, ns, taken.Name, corev1.EventTypeWarning, reasons.NameConflict, "Service "+resources.APIName(taken))
 	})
 
 	t.Run("metrics", func(t *testing.T) {
@@ -218,8 +219,8 @@ func TestClusterWideInstall(t *testing.T) {
 		return fmt.Errorf("still there (%v)", err)
 	})
 	waitReady(t, ns, sample.Name)
-	expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, controller.ReasonUpdated, "Updated Deployment "+resources.APIName(sample))
-	expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, controller.ReasonDeleted, "PodDisruptionBudget "+resources.APIName(sample))
+	expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, reasons.Updated, "Updated Deployment "+resources.APIName(sample))
+	expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, reasons.Deleted, "PodDisruptionBudget "+resources.APIName(sample))
 
 	// A leader paused past its lease (a frozen VM, SIGSTOP) resumes with work queued: the
 	// drift repaired meanwhile by the new leader, and the Monocle "taken", retried with

@@ -21,7 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -203,7 +203,7 @@ func testOwnedObjectDrift(t *testing.T) {
 	env.track.keysRegenerated(m.UID)
 	sc.run(ok, conv.last().Sub(start))
 	sc.note("%d rounds of %d kinds of edits and deletions on %d Monocles; keys restored with their original values from either Secret; both Secrets deleted: keys generated anew with a %s Warning event",
-		env.size.driftRounds, len(applied), len(names), controller.ReasonKeyGenerated)
+		env.size.driftRounds, len(applied), len(names), reasons.KeyGenerated)
 
 	checkInvariants(ctx, sc)
 	if err := op.stop(); err != nil {
@@ -282,7 +282,7 @@ func setPaused(ctx context.Context, ns, name string, paused bool) error {
 // Monocle.
 func keyGeneratedEvent(ctx context.Context, ns, name string) error {
 	events, err := env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
-		FieldSelector: "involvedObject.name=" + name + ",reason=" + controller.ReasonKeyGenerated,
+		FieldSelector: "involvedObject.name=" + name + ",reason=" + reasons.KeyGenerated,
 	})
 	if err != nil {
 		return err
@@ -292,7 +292,7 @@ func keyGeneratedEvent(ctx context.Context, ns, name string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("no %s Warning event on Monocle %s", controller.ReasonKeyGenerated, name)
+	return fmt.Errorf("no %s Warning event on Monocle %s", reasons.KeyGenerated, name)
 }
 
 // fingerprint returns, for each object Monocle ns/name owns, the fields the operator owns

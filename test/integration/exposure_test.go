@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -56,11 +56,11 @@ func TestExposure(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cond := waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, controller.ReasonAPINotServed)
+	cond := waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, reasons.APINotServed)
 	if !strings.Contains(cond.Message, "httproutes.gateway.networking.k8s.io/v1, routes.route.openshift.io/v1") {
 		t.Errorf("Exposed message does not name both APIs: %s", cond.Message)
 	}
-	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, controller.ReasonAllComponentsReady)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, reasons.AllComponentsReady)
 	ing, err := env.Kube.NetworkingV1().Ingresses(ns).Get(ctx, "m-api", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,7 +79,7 @@ func TestExposure(t *testing.T) {
 		}
 		env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s",
 			"crd/httproutes.gateway.networking.k8s.io", "crd/routes.route.openshift.io")
-		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionTrue, controller.ReasonExposed)
+		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionTrue, reasons.Exposed)
 		route := jsonpath(t, ns, "routes.route.openshift.io/m-api-route",
 			"{.spec.host} {.spec.to.name} {.spec.tls.termination} {.metadata.labels.shard}")
 		if route != "monocle.apps.example.com m-api edge internet" {
@@ -118,7 +118,7 @@ func TestExposure(t *testing.T) {
 			}
 			return nil
 		})
-		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionTrue, controller.ReasonExposed)
+		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionTrue, reasons.Exposed)
 		if u := getMonocle(t, ns, "m").Status.URL; u != "https://monocle.apps.example.com" {
 			t.Errorf("status.url = %q, want the Route's", u)
 		}
@@ -126,8 +126,8 @@ func TestExposure(t *testing.T) {
 
 	t.Run("APIs removed", func(t *testing.T) {
 		env.Kubectl.Must(t, "delete", "-f", crds.HTTPRoute, "-f", crds.Route)
-		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, controller.ReasonAPINotServed)
-		waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, controller.ReasonAllComponentsReady)
+		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionFalse, reasons.APINotServed)
+		waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, reasons.AllComponentsReady)
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -38,11 +38,11 @@ func TestMonitoring(t *testing.T) {
 	if _, err := env.Kubectl.RunStdin(ctx, monitoredMonocle, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatal(err)
 	}
-	cond := waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, controller.ReasonAPINotServed)
+	cond := waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, reasons.APINotServed)
 	if !strings.Contains(cond.Message, "podmonitors.monitoring.coreos.com/v1") {
 		t.Errorf("Monitored message does not name the API: %s", cond.Message)
 	}
-	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, controller.ReasonAllComponentsReady)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, reasons.AllComponentsReady)
 
 	crd, err := testkit.MonitoringCRD(ctx, "podmonitors")
 	if err != nil {
@@ -51,7 +51,7 @@ func TestMonitoring(t *testing.T) {
 	env.Kubectl.Must(t, "apply", "--server-side", "-f", crd)
 	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "-f", crd) })
 	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/podmonitors.monitoring.coreos.com")
-	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionTrue, controller.ReasonMonitored)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionTrue, reasons.Monitored)
 	got := jsonpath(t, ns, "podmonitors.monitoring.coreos.com/m",
 		"{.metadata.labels.release} {.spec.selector.matchLabels.app\\.kubernetes\\.io/instance} {.spec.podMetricsEndpoints[*].port} {.spec.podMetricsEndpoints[0].interval}")
 	if got != "prom m http monitoring 1m" {
@@ -79,10 +79,10 @@ func TestMonitoring(t *testing.T) {
 		}
 		return nil
 	})
-	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, controller.ReasonAllComponentsReady)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, reasons.AllComponentsReady)
 
 	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/m", "--type=json", "-p", `[{"op":"remove","path":"/spec/monitoring"}]`)
-	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, controller.ReasonNotMonitored)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionFalse, reasons.NotMonitored)
 	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "the PodMonitor deleted", func() error {
 		if out, err := env.Kubectl.Run(ctx, "get", "-n", ns, "podmonitors.monitoring.coreos.com/m"); err == nil {
 			return fmt.Errorf("still there: %s", out)

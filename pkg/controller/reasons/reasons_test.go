@@ -1,4 +1,4 @@
-package controller
+package reasons
 
 import (
 	"go/ast"
@@ -20,7 +20,7 @@ type constant struct {
 }
 
 // stringConstants returns the string constants of the non-test Go files in dir whose names
-// start with prefix followed by an upper-case letter.
+// start with prefix followed by an upper-case letter (prefix "": the exported ones).
 func stringConstants(t *testing.T, dir, prefix string) []constant {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -77,7 +77,7 @@ var backticked = regexp.MustCompile("`([A-Z][A-Za-z]*)`")
 
 // reasonProblems checks reasons (the Reason constants of this package) against conditions
 // (the condition types of the API) and the README's Status section: every reason is declared
-// in reasons.go, named Reason followed by its value, and listed in a table of the section;
+// in reasons.go, named after its value, and listed in a table of the section;
 // every condition type has a row in it; and the tables name nothing else in CamelCase
 // backticks. It returns one line per problem.
 func reasonProblems(reasons, conditions []constant, section string) []string {
@@ -104,8 +104,8 @@ func reasonProblems(reasons, conditions []constant, section string) []string {
 		if r.file != "reasons.go" {
 			problems = append(problems, r.name+" is declared in "+r.file+", not in reasons.go")
 		}
-		if r.name != "Reason"+r.value {
-			problems = append(problems, r.name+" has the value "+strconv.Quote(r.value)+": name it Reason"+r.value)
+		if r.name != r.value {
+			problems = append(problems, r.name+" has the value "+strconv.Quote(r.value)+": name it "+r.value)
 		}
 		if !listed[r.value] {
 			problems = append(problems, r.name+" ("+r.value+") is missing from the tables of the README's Status section")
@@ -128,12 +128,12 @@ func reasonProblems(reasons, conditions []constant, section string) []string {
 // TestReasonsDocumented keeps reasons.go, the API's condition types and the README's Status
 // section in step.
 func TestReasonsDocumented(t *testing.T) {
-	reasons := stringConstants(t, ".", "Reason")
-	conditions := stringConstants(t, filepath.Join("..", "apis", "monocle", "v1alpha1"), "Condition")
+	reasons := stringConstants(t, ".", "")
+	conditions := stringConstants(t, filepath.Join("..", "..", "apis", "monocle", "v1alpha1"), "Condition")
 	if len(reasons) == 0 || len(conditions) == 0 {
 		t.Fatalf("found %d reasons and %d condition types; expected some of each", len(reasons), len(conditions))
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,32 +152,32 @@ func TestReasonProblems(t *testing.T) {
 		problems int
 	}{
 		"in step": {
-			reasons: []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}, {"reasons.go", "ReasonCreated", "Created"}},
+			reasons: []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "Created", "Created"}},
 			section: section,
 		},
 		"reason missing from the README": {
-			reasons: []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}, {"reasons.go", "ReasonCreated", "Created"},
-				{"reasons.go", "ReasonDeleted", "Deleted"}},
+			reasons: []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "Created", "Created"},
+				{"reasons.go", "Deleted", "Deleted"}},
 			section:  section,
 			problems: 1,
 		},
 		"README lists an unknown reason": {
-			reasons:  []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}},
+			reasons:  []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}},
 			section:  section,
 			problems: 1,
 		},
 		"reason declared elsewhere": {
-			reasons:  []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}, {"events.go", "ReasonCreated", "Created"}},
+			reasons:  []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"events.go", "Created", "Created"}},
 			section:  section,
 			problems: 1,
 		},
 		"name does not match the value": {
-			reasons:  []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}, {"reasons.go", "ReasonCreatedObject", "Created"}},
+			reasons:  []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "CreatedObject", "Created"}},
 			section:  section,
 			problems: 1,
 		},
 		"condition without a row": {
-			reasons:  []constant{{"reasons.go", "ReasonAllComponentsReady", "AllComponentsReady"}, {"reasons.go", "ReasonCreated", "Created"}},
+			reasons:  []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "Created", "Created"}},
 			section:  "\n| reasons |\n|---|\n| `AllComponentsReady`, `Created`, `Ready` |\n",
 			problems: 1,
 		},
