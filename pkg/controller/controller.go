@@ -122,9 +122,6 @@ type Controller struct {
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
 	// cluster.
 	operatorNamespace string
-	// sequentialSteps makes a sync write one object after the other, in a fixed order; only
-	// unit tests that check writes in order set it (see steps).
-	sequentialSteps bool
 }
 
 // Informers are the informers a Controller reads. The informers of owned kinds should be
