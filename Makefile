@@ -1,5 +1,5 @@
 # monocle-operator: `make local` runs the operator on a local control plane; `make test` runs
-# every test. See README.md.
+# every test. See README.md, and docs/development.md for every target.
 
 SHELL := /usr/bin/env bash
 GO ?= go
@@ -98,9 +98,9 @@ bench: control-plane
 
 .PHONY: test-faults test-faults-short
 
-## test-faults: the fault-injection suite at full size (issue 7: 100 Monocles in 10
-## namespaces, 12 operator kills, 10 leader changes, 3 API server and 3 etcd restarts, ...;
-## issue 11: 5 adoptions of earlier-operator Monocles with the operator killed midway)
+## test-faults: the fault-injection suite at full size (100 Monocles in 10 namespaces,
+## 12 operator kills, 10 leader changes, 3 API server and 3 etcd restarts, 5 adoptions of
+## earlier-operator Monocles with the operator killed midway, ...; see docs/fault-suite.md)
 ## on a local control plane; prints a summary table, also written to _output/faults-summary.md.
 ## FAULTS_SEED=<n> replays another seed. About 10 minutes on 2 cores; part of test.
 test-faults: control-plane

@@ -23,7 +23,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Backups (issue 13). The operator takes the snapshots itself, as CloudNativePG does, with
+// Backups. The operator takes the snapshots itself, as CloudNativePG does, with
 // Elasticsearch's snapshot API: a sync decides what is due from the spec and the status
 // (backupPlan), the background read of the Monocle's Elasticsearch (health.go) carries it
 // out with the read's timeout, and a later sync writes what it found into the status. A

@@ -577,7 +577,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
-	// One event lists what the sync created (issue 19: one Event write per new Monocle).
+	// One event lists what the sync created: one Event write per sync, not one per object.
 	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
 		"Secret demo-api, Secret demo-api-keys, Service demo-api, Service demo-elastic, StatefulSet demo-elastic"
 	if events := drain(f); len(events) != 1 || events[0] != wantEvent {

@@ -16,7 +16,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
 
-// Crawler progress (issue 13): with each read of a Monocle's Elasticsearch, the operator
+// Crawler progress: with each read of a Monocle's Elasticsearch, the operator
 // reads how far each crawler of the config in force has crawled, from the crawler metadata
 // Monocle keeps in the workspace indices (elastic.CrawlersProgress), into
 // status.crawlers[].crawledUntil and the metric

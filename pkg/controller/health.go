@@ -27,7 +27,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Operand health (issue 13): the operator reads what Elasticsearch reports of itself, its
+// Operand health: the operator reads what Elasticsearch reports of itself, its
 // cluster health and disk use, and puts it in the status (status.elasticsearchHealth, the
 // ElasticsearchHealthy and DiskPressure conditions). A read never runs in a sync: a sync
 // starts one in the background when Elasticsearch has a ready pod and the last read is older

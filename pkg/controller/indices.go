@@ -16,7 +16,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 )
 
-// Indices of removed workspaces (issue 18). Monocle creates an index per workspace and leaves
+// Indices of removed workspaces. Monocle creates an index per workspace and leaves
 // it in Elasticsearch when the workspace leaves config.yaml. With each read of Elasticsearch
 // the operator lists the workspace indices (monocle.changes.1.*) and reports in
 // status.unusedIndices those of workspaces the config in force no longer has. It deletes one

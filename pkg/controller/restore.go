@@ -19,7 +19,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Restores (issue 13). spec.restore names a snapshot; the operator restores it once, in
+// Restores. spec.restore names a snapshot; the operator restores it once, in
 // steps each taken only once the status holds the phase before it, so that an operator
 // killed at any point resumes without restoring twice:
 //

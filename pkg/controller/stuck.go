@@ -13,7 +13,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
-// Stuck crawlers (issue 18). Monocle 1.11.2's crawler answers /health with 200 whatever it
+// Stuck crawlers. Monocle 1.11.2's crawler answers /health with 200 whatever it
 // does (src/Macroscope/Main.hs), and can hang on one request for hours
 // (change-metrics/monocle#1154, fixed after 1.11.2). The operator reads how far each crawler
 // has crawled (crawlers.go); a running crawler whose crawledUntil has not moved for

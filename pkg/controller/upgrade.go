@@ -17,7 +17,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// Monocle version upgrades (issue 18), done the way Monocle's authors do them. `monocle api`
+// Monocle version upgrades, done the way Monocle's authors do them. `monocle api`
 // migrates the index before it listens, without a lock (Monocle 1.11.2, src/Main.hs and
 // ensureConfigIndex in src/Monocle/Backend/Index.hs), and the 1.11 crawler sends fields an
 // older API does not know: two API versions must never run over one index, and the new
