@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,23 +204,19 @@ func renderTemplate(t chartTemplate, source []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// decodeDocs returns the YAML documents of b, without their comments (deploy/'s comments
-// speak of deploy/).
+// decodeDocs returns the YAML documents of b (separated by "---" lines, as operatorRules
+// reads them), without their comments: deploy/'s comments speak of deploy/.
 func decodeDocs(b []byte) ([]*yaml.Node, error) {
 	var docs []*yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	for {
+	for _, d := range bytes.Split(b, []byte("\n---\n")) {
 		doc := &yaml.Node{}
-		err := dec.Decode(doc)
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
+		if err := yaml.Unmarshal(d, doc); err != nil {
 			return nil, err
 		}
 		dropComments(doc)
 		docs = append(docs, doc)
 	}
+	return docs, nil
 }
 
 func dropComments(n *yaml.Node) {
