@@ -22,7 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -139,7 +139,7 @@ func run(ctx context.Context, o options) error {
 		guard = leader.NewGuard(o.renewDeadline, clock.RealClock{})
 		cfg.Wrap(guard.Wrap)
 	}
-	kubeClient, err := kubernetes.NewForConfig(cfg)
+	kubeClient, err := newKubeClients(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
@@ -207,13 +207,13 @@ func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *
 	if ns == "" {
 		ns = podNamespace()
 	}
-	leaseClient, err := kubernetes.NewForConfig(leaseCfg)
+	leaseClient, err := coordinationv1.NewForConfig(leaseCfg)
 	if err != nil {
 		return fmt.Errorf("building the leader election client: %w", err)
 	}
 	guard.Interface = &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: o.leaseName, Namespace: ns},
-		Client:     leaseClient.CoordinationV1(),
+		Client:     leaseClient,
 		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
 	}
 

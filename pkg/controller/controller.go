@@ -27,8 +27,12 @@ import (
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	networkinginformers "k8s.io/client-go/informers/networking/v1"
 	policyinformers "k8s.io/client-go/informers/policy/v1"
-	"k8s.io/client-go/kubernetes"
+	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
+	typedbatchv1 "k8s.io/client-go/kubernetes/typed/batch/v1"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	typednetworkingv1 "k8s.io/client-go/kubernetes/typed/networking/v1"
+	typedpolicyv1 "k8s.io/client-go/kubernetes/typed/policy/v1"
+	typedstoragev1 "k8s.io/client-go/kubernetes/typed/storage/v1"
 	appslisters "k8s.io/client-go/listers/apps/v1"
 	batchlisters "k8s.io/client-go/listers/batch/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -49,9 +53,22 @@ import (
 // ControllerName is the event source and field manager of the operator.
 const ControllerName = "monocle-operator"
 
+// KubeClient is the part of the Kubernetes clientset (k8s.io/client-go/kubernetes.Interface)
+// the controller reads and writes through: the clients of the API groups it uses and no
+// others, so that a binary can build just these (an all-groups clientset links the typed
+// client of every API group). *kubernetes.Clientset and the fake clientset satisfy it.
+type KubeClient interface {
+	CoreV1() typedcorev1.CoreV1Interface
+	AppsV1() typedappsv1.AppsV1Interface
+	BatchV1() typedbatchv1.BatchV1Interface
+	PolicyV1() typedpolicyv1.PolicyV1Interface
+	NetworkingV1() typednetworkingv1.NetworkingV1Interface
+	StorageV1() typedstoragev1.StorageV1Interface
+}
+
 // Controller reconciles Monocles. Create it with NewController and start it with Run.
 type Controller struct {
-	kubeclientset    kubernetes.Interface
+	kubeclientset    KubeClient
 	monocleclientset clientset.Interface
 
 	monoclesLister     listers.MonocleLister
@@ -149,7 +166,7 @@ type Informers struct {
 // NewController returns a Controller that watches the given informers and writes through the
 // given clients. queueName names the workqueue in metrics; it must be unique per process.
 // Events go to the API server through an event broadcaster stopped when ctx ends.
-func NewController(ctx context.Context, kubeclientset kubernetes.Interface, monocleclientset clientset.Interface, inf Informers, queueName string) (*Controller, error) {
+func NewController(ctx context.Context, kubeclientset KubeClient, monocleclientset clientset.Interface, inf Informers, queueName string) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	utilruntime.Must(monoclescheme.AddToScheme(monoclescheme.Scheme))
 

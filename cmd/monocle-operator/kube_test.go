@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes/fake"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// The operator's clients implement the controller's.
+var _ controller.KubeClient = (*kubeClients)(nil)
+
+func TestKubeClientsShareOneRateLimiter(t *testing.T) {
+	k, err := newKubeClients(&rest.Config{Host: "https://127.0.0.1:6443", QPS: 7, Burst: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limiter := k.core.RESTClient().GetRateLimiter()
+	if limiter == nil || limiter.QPS() != 7 {
+		t.Fatalf("core/v1 client's rate limiter: %v, want one of 7 QPS", limiter)
+	}
+	for group, client := range map[string]rest.Interface{
+		"apps": k.apps.RESTClient(), "batch": k.batch.RESTClient(), "policy": k.policy.RESTClient(),
+		"networking": k.networking.RESTClient(), "storage": k.storage.RESTClient(),
+		"discovery": k.discovery.RESTClient(),
+	} {
+		if got := client.GetRateLimiter(); got != limiter {
+			t.Errorf("%s client's rate limiter is not the core/v1 client's", group)
+		}
+	}
+	if _, err := newKubeClients(&rest.Config{Host: "https://127.0.0.1:6443", QPS: 7}); err == nil {
+		t.Error("a QPS without a burst was accepted")
+	}
+}
+
+// unsupportedWatchList is a typed fake client that declares, as the fake clientset does,
+// that it cannot stream lists (WatchList), so that the reflector lists and then watches.
+type unsupportedWatchList struct {
+	typedcorev1.SecretInterface
+}
+
+func (unsupportedWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+func TestInformerOfFiltersAndIndexes(t *testing.T) {
+	labelled := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ours",
+		Labels: map[string]string{resources.ManagedByLabel: resources.ManagedByValue}}}
+	other := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "theirs"}}
+	elsewhere := labelled.DeepCopy()
+	elsewhere.Namespace = "elsewhere"
+	cs := fake.NewClientset(labelled, other, elsewhere)
+
+	k := &kubeInformers{resync: time.Hour, tweak: func(lo *metav1.ListOptions) {
+		lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
+	}}
+	secrets := informerOf(k, unsupportedWatchList{cs.CoreV1().Secrets("ns")}, &corev1.Secret{},
+		corev1.SchemeGroupVersion.WithResource("secrets"), corelisters.NewSecretLister)
+	if len(k.informers) != 1 || k.informers[0] != secrets.Informer() {
+		t.Fatalf("informerOf added %d informers, want the one it returned", len(k.informers))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	k.start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), secrets.Informer().HasSynced) {
+		t.Fatal("the cache did not sync")
+	}
+	got, err := secrets.Lister().List(labels.Everything())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "ours" || got[0].Namespace != "ns" {
+		t.Errorf("the cache holds %v, want only ns/ours (labelled, in the client's namespace)", got)
+	}
+	byNamespace, err := secrets.Informer().GetIndexer().ByIndex(cache.NamespaceIndex, "ns")
+	if err != nil || len(byNamespace) != 1 {
+		t.Errorf("namespace index: %d objects, error %v; want 1", len(byNamespace), err)
+	}
+}
