@@ -103,7 +103,7 @@ func (b *bench) runMain(ctx context.Context) error {
 // converge creates one Monocle per run in a new namespace, waits until it is Ready and the
 // operator has been quiet for 2 s, and counts the operator's writes in that namespace.
 func (b *bench) converge(ctx context.Context, e *env) error {
-	var creates, status, events, other, ready []float64
+	var creates, status, events, total, other, ready []float64
 	for run := range b.cfg.runs {
 		ns := fmt.Sprintf("converge-%d", run)
 		if err := createNamespaces(ctx, e.Kube, []string{ns}); err != nil {
@@ -138,6 +138,7 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 			}
 		}
 		creates, status, events, other = append(creates, c), append(status, st), append(events, ev), append(other, o)
+		total = append(total, c+st+ev)
 		ready = append(ready, since(t0, readyAt))
 		b.logf("figure 1 run %d: Ready in %s; %s", run+1, seconds(since(t0, readyAt)), writeSummary(writes))
 		if run == 0 {
@@ -146,18 +147,24 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 	}
 	n := strconv.Itoa(len(creates))
 	// Nine owned objects: two Secrets, the ConfigMap, two Services, the NetworkPolicy, the
-	// StatefulSet and two Deployments.
-	b.results.add(row{"1a", "Converge one new Monocle: creates of owned objects", count(median(creates)), spread(creates, count), n, "≤ 9", verdict(median(creates), 9)})
-	// Two status writes (seen, Ready) and one Event (what the first sync created), and one
-	// more of each because the API Deployment is created only once Elasticsearch has a ready
-	// pod (Monocle's API exits without it), by a later sync: that sync's Created event and the
-	// status of Elasticsearch ready with the API starting.
-	b.results.add(row{"1b", "Converge one new Monocle: status writes", count(median(status)), spread(status, count), n, "≤ 3", verdict(median(status), 3)})
-	b.results.add(row{"1c", "Converge one new Monocle: Event creates", count(median(events)), spread(events, count), n, "≤ 2", verdict(median(events), 2)})
+	// StatefulSet and two Deployments. Two status writes (seen, Ready) and one Event (what the
+	// first sync created), and one more of each because the API Deployment is created only
+	// once Elasticsearch has a ready pod (Monocle's API exits without it), by a later sync:
+	// that sync's Created event and the status of Elasticsearch ready with the API starting.
+	// The target is on the three kinds together (1f).
+	b.results.add(row{"1a", "Converge one new Monocle: creates of owned objects", count(median(creates)), spread(creates, count), n, "–", "–"})
+	b.results.add(row{"1b", "Converge one new Monocle: status writes", count(median(status)), spread(status, count), n, "–", "–"})
+	b.results.add(row{"1c", "Converge one new Monocle: Event creates", count(median(events)), spread(events, count), n, "–", "–"})
+	b.results.add(row{"1f", "Converge one new Monocle: creates + status writes + Event creates", count(median(total)), spread(total, count), n,
+		fmt.Sprintf("≤ %d", maxWritesPerMonocle), verdict(median(total), maxWritesPerMonocle)})
 	b.results.add(row{"1d", "Converge one new Monocle: other writes", count(median(other)), spread(other, count), n, "–", "–"})
 	b.results.add(row{"1e", "One new Monocle → Ready (end to end)", seconds(median(ready)), spread(ready, seconds), n, "–", "–"})
 	return nil
 }
+
+// maxWritesPerMonocle is the target of the writes that converge one new Monocle: creates of
+// owned objects, status writes and Event creates together.
+const maxWritesPerMonocle = 12
 
 // writeList abbreviates a write sequence: "create secrets, create events, ...".
 func writeList(writes []testkit.AuditEvent) string {

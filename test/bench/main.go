@@ -177,17 +177,30 @@ func (b *bench) run(ctx context.Context) error {
 	return nil
 }
 
-// buildOperator builds the operator from the working tree, as the integration tests do, unless
-// -operator names a binary, and reads its default client QPS and burst from its -h output.
+// buildOperator builds the operator from the working tree as `make build` does (stripped,
+// -trimpath, no cgo), unless -operator names a binary; records the binary's size (figure 0);
+// and reads its default client QPS and burst from its -h output.
 func (b *bench) buildOperator(ctx context.Context) error {
 	b.operatorBin = b.cfg.operator
+	built := "stripped (-trimpath -ldflags \"-s -w\", as make build)"
 	if b.operatorBin == "" {
 		b.operatorBin = filepath.Join(b.workDir, "monocle-operator")
 		b.logf("building the operator")
-		if err := testkit.BuildOperator(ctx, b.repoRoot, b.operatorBin); err != nil {
-			return err
+		build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", b.operatorBin, "./cmd/monocle-operator")
+		build.Dir = b.repoRoot
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("building the operator: %v: %s", err, out)
 		}
+	} else {
+		built = "as given by -operator"
 	}
+	info, err := os.Stat(b.operatorBin)
+	if err != nil {
+		return err
+	}
+	b.results.add(row{"0", "Operator binary size, " + built, fmt.Sprintf("%.1f MB", float64(info.Size())/1e6), "–", "1",
+		fmt.Sprintf("≤ %d MB", maxBinaryMB), verdict(float64(info.Size())/1e6, maxBinaryMB)})
 	out, _ := exec.CommandContext(ctx, b.operatorBin, "-h").CombinedOutput()
 	qps := flagDefault(string(out), "kube-api-qps")
 	burst := flagDefault(string(out), "kube-api-burst")
@@ -195,6 +208,9 @@ func (b *bench) buildOperator(ctx context.Context) error {
 	b.defaultWorkers = flagDefault(string(out), "workers")
 	return nil
 }
+
+// maxBinaryMB is the target size of the stripped operator binary, in MB (10^6 bytes).
+const maxBinaryMB = 30
 
 // flagDefault finds "(default X)" in the usage text of a Go flag.
 func flagDefault(usage, name string) string {
