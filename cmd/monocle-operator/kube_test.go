@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,5 +88,42 @@ func TestInformerOfFiltersAndIndexes(t *testing.T) {
 	byNamespace, err := secrets.Informer().GetIndexer().ByIndex(cache.NamespaceIndex, "ns")
 	if err != nil || len(byNamespace) != 1 {
 		t.Errorf("namespace index: %d objects, error %v; want 1", len(byNamespace), err)
+	}
+}
+
+// TestAllGroupsClientsNotLinked builds the binary and checks, in its symbol table, that the
+// clientset and the informer factory of every API group (k8s.io/client-go/kubernetes and
+// k8s.io/client-go/informers) are not linked in, while the core/v1 client is.
+func TestAllGroupsClientsNotLinked(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on $PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "monocle-operator")
+	// go test's own build flags, as TestVersionFlag: only the link is new.
+	if out, err := exec.Command(goTool, "build", "-buildvcs=false", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Skipf("not an ELF binary: %v", err)
+	}
+	defer f.Close()
+	symbols, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unwanted := []string{"k8s.io/client-go/kubernetes.", "k8s.io/client-go/informers.(*sharedInformerFactory)"}
+	coreClient := false
+	for _, s := range symbols {
+		for _, prefix := range unwanted {
+			if strings.HasPrefix(s.Name, prefix) {
+				t.Errorf("linked: %s", s.Name)
+			}
+		}
+		coreClient = coreClient || strings.HasPrefix(s.Name, "k8s.io/client-go/kubernetes/typed/core/v1.(*CoreV1Client)")
+	}
+	if !coreClient {
+		t.Error("the core/v1 client is not in the symbol table: the check read no symbols it could match")
 	}
 }
