@@ -1,0 +1,97 @@
+package day2
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// supportedElasticsearchMajor is the Elasticsearch major version Monocle 1.11.2 talks to: its
+// docker-compose file and k8s manifests run 7.17.16, and its client speaks the 7.x API.
+const supportedElasticsearchMajor = 7
+
+// maxHeapShare is the largest share of the Elasticsearch memory limit a javaOpts heap may
+// take: the JVM needs memory beyond its heap (Elasticsearch's "Heap size settings" advises
+// half), and a pod past its limit is OOM-killed.
+const maxHeapShare = 0.75
+
+// ElasticSpecCondition is the SpecAccepted condition of m's Elasticsearch settings, which
+// admission cannot check, against live, the StatefulSet as it runs (nil for a new Monocle):
+//   - an image of another major version than Monocle supports is refused;
+//   - so is an image older than the running one: Elasticsearch cannot read data a newer
+//     version wrote (ECK refuses downgrades for the same reason). A tag that is not a release
+//     version (latest, a digest) cannot be compared and is accepted;
+//   - a javaOpts -Xmx heap above maxHeapShare of the memory limit is refused.
+//
+// While it is False the StatefulSet is left as it is.
+func ElasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) metav1.Condition {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSpecAccepted, Status: metav1.ConditionTrue,
+		Reason: reasons.SpecAccepted, Message: "The operator accepts every part of the spec"}
+	refuse := func(reason, format string, args ...any) metav1.Condition {
+		cond.Status, cond.Reason = metav1.ConditionFalse, reason
+		cond.Message = fmt.Sprintf(format, args...) + "; the StatefulSet is left as it is"
+		return cond
+	}
+	image := resources.ElasticImage(m)
+	if want, ok := resources.ImageVersion(image); ok {
+		if want[0] != supportedElasticsearchMajor {
+			return refuse(reasons.ElasticsearchVersionUnsupported, "elasticsearch.image %s is Elasticsearch %d: Monocle 1.11.2 supports Elasticsearch %d only",
+				image, want[0], supportedElasticsearchMajor)
+		}
+		if live != nil && len(live.Spec.Template.Spec.Containers) > 0 {
+			running := live.Spec.Template.Spec.Containers[0].Image
+			if have, ok := resources.ImageVersion(running); ok && older(want, have) {
+				return refuse(reasons.ElasticsearchDowngrade, "elasticsearch.image %s is older than the running %s: Elasticsearch cannot read data a newer version wrote, so downgrades are refused",
+					image, running)
+			}
+		}
+	}
+	limits := resources.ElasticResources(m).Limits
+	limit := limits.Memory()
+	if heap, text, ok := maxHeap(m.Spec.Elasticsearch.JavaOpts); ok && !limit.IsZero() && float64(heap) > maxHeapShare*float64(limit.Value()) {
+		return refuse(reasons.HeapAboveLimit, "elasticsearch.javaOpts sets a heap of %s (%d MiB) for a memory limit of %s (%d MiB): keep the heap at most %d%% of the limit, half is advised, or the pod is OOM-killed",
+			text, heap>>20, limit.String(), limit.Value()>>20, int(maxHeapShare*100))
+	}
+	return cond
+}
+
+// xmx matches the JVM's maximum heap option: -Xmx<size>[k|K|m|M|g|G|t|T].
+var xmx = regexp.MustCompile(`^-Xmx([0-9]+)([kKmMgGtT]?)$`)
+
+// maxHeap returns the heap of the last -Xmx option of javaOpts (the JVM takes the last) in
+// bytes (saturating at 4 EiB) and as written, and false when there is none.
+func maxHeap(javaOpts string) (int64, string, bool) {
+	var last []string
+	for _, opt := range strings.Fields(javaOpts) {
+		if sub := xmx.FindStringSubmatch(opt); sub != nil {
+			last = sub
+		}
+	}
+	if last == nil {
+		return 0, "", false
+	}
+	shift := map[string]uint{"": 0, "k": 10, "K": 10, "m": 20, "M": 20, "g": 30, "G": 30, "t": 40, "T": 40}[last[2]]
+	n, err := strconv.ParseInt(last[1], 10, 64)
+	if err != nil || n > (1<<62)>>shift {
+		n = (1 << 62) >> shift
+	}
+	return n << shift, last[1] + last[2], true
+}
+
+// older reports whether version a comes before b.
+func older(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
