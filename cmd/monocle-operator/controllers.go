@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -58,7 +59,7 @@ func newControllers(ctx context.Context, o options, kubeClient kubernetes.Interf
 		if err != nil {
 			return nil, nil, err
 		}
-		c.ReadOperands(ctx, controller.OperandOptions{Interval: o.readInterval, Timeout: o.readTimeout,
+		c.ReadOperands(ctx, operand.Options{Interval: o.readInterval, Timeout: o.readTimeout,
 			DialAddress: o.dialAddress, OperatorNamespace: inClusterNamespace()})
 		controllers = append(controllers, c)
 		starters = append(starters, kubeFactory.Start, monocleFactory.Start, metadataFactory.Start)

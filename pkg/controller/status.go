@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -43,9 +44,6 @@ func warnsOf(cond metav1.Condition) bool {
 	}
 	return false
 }
-
-// maxMessage bounds condition messages built from API errors.
-const maxMessage = 1024
 
 // updateMonocleStatus computes the status from what the sync observed and writes it with
 // UpdateStatus only when it differs from the cached one; it records an event when Ready
@@ -118,7 +116,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	if obs.elasticsearchHealth != nil {
 		status.ElasticsearchHealth = obs.elasticsearchHealth.DeepCopy()
 	}
-	status.Backup, status.Restore = obs.backup.status.DeepCopy(), obs.restore.status.DeepCopy()
+	status.Backup, status.Restore = obs.backup.Status.DeepCopy(), obs.restore.Status.DeepCopy()
 	status.Upgrade = obs.upgrade.DeepCopy()
 	status.CrawlerRestarts = obs.crawlerRestarts.DeepCopy()
 	status.StorageGrowth, status.APIRestart = obs.storageGrowth.DeepCopy(), obs.apiRestart.DeepCopy()
@@ -137,8 +135,8 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		done   bool
 	}{
 		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(obs.elastic)},
-		{"api", status.API, deploymentRolledOut(obs.api)},
-		{"crawler", status.Crawler, deploymentRolledOut(obs.crawler)},
+		{"api", status.API, day2.DeploymentRolledOut(obs.api)},
+		{"crawler", status.Crawler, day2.DeploymentRolledOut(obs.crawler)},
 	}
 	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
 	// tells a rollout apart; component status.ready needs both.
@@ -178,7 +176,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: reasons.AsExpected,
 		Message: "The operator converges every owned object"}
 	if len(causes) > 0 {
-		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, causes[0], truncate(strings.Join(messages, ". "))
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, causes[0], day2.Truncate(strings.Join(messages, ". "))
 	}
 
 	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasons.RolloutComplete,
@@ -192,19 +190,19 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	// leaves the last valid one running), unless objects it needs cannot be made.
 	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: reasons.AllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
-	switch restore := obs.restore.condition; {
+	switch restore := obs.restore.Condition; {
 	case len(p.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
 	case restore != nil && restore.Status == metav1.ConditionFalse:
 		// The restore keeps the API and the crawler stopped.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
-	case upgradeStopsMonocle(obs.upgrade):
+	case day2.UpgradeStopsMonocle(obs.upgrade):
 		// The upgrade stops the crawler, then replaces the API.
 		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.Upgrading
-		ready.Message = upgradingCondition(obs.upgrade).Message
+		ready.Message = day2.UpgradingCondition(obs.upgrade).Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
-		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
+		ready.Message = day2.Truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
 	case len(notReady) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.ComponentsNotReady
 		if was := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); was == nil || was.Reason == reasons.Starting {
@@ -214,11 +212,11 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	}
 
 	conditions := append([]metav1.Condition{ready, progressing, degraded}, obs.conditions...)
-	if obs.backup.condition.Type != "" {
-		conditions = append(conditions, obs.backup.condition)
+	if obs.backup.Condition.Type != "" {
+		conditions = append(conditions, obs.backup.Condition)
 	}
-	if obs.restore.condition != nil {
-		conditions = append(conditions, *obs.restore.condition)
+	if obs.restore.Condition != nil {
+		conditions = append(conditions, *obs.restore.Condition)
 	}
 	if m.Spec.Restore == nil {
 		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionRestored)
@@ -239,16 +237,7 @@ func deploymentStatus(d *appsv1.Deployment) monoclev1alpha1.ComponentStatus {
 	if d == nil {
 		return monoclev1alpha1.ComponentStatus{}
 	}
-	return componentStatus(&d.Spec.Template.Spec, d.Spec.Replicas, d.Status.ReadyReplicas, deploymentRolledOut(d))
-}
-
-// deploymentRolledOut reports whether every pod of d runs its latest spec.
-func deploymentRolledOut(d *appsv1.Deployment) bool {
-	if d == nil {
-		return false
-	}
-	want := ptr.Deref(d.Spec.Replicas, 1)
-	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want
+	return componentStatus(&d.Spec.Template.Spec, d.Spec.Replicas, d.Status.ReadyReplicas, day2.DeploymentRolledOut(d))
 }
 
 // componentStatus is the status of a workload with pod template spec, desired replicas (nil
@@ -287,11 +276,4 @@ func firstImage(spec *corev1.PodSpec) string {
 		return ""
 	}
 	return spec.Containers[0].Image
-}
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	return s[:maxMessage] + "…"
 }

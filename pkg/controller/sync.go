@@ -20,6 +20,8 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -48,33 +50,33 @@ type observed struct {
 	// operator started, and the status keeps what it had).
 	elasticsearchHealth *monoclev1alpha1.ElasticsearchHealth
 	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
-	// under way, and its end enqueues the Monocle (see healthReads.observe).
+	// under way, and its end enqueues the Monocle (see operand.Worker.Observe).
 	holdStatus bool
 	// backup and restore are status.backup and status.restore with their conditions
-	// (backup.go, restore.go); a nil condition leaves the status's as it is.
-	backup  backupResult
-	restore restoreResult
-	// upgrade is status.upgrade (upgrade.go).
+	// (day2.BackupStatus, day2.RestoreStatus); a nil condition leaves the status's as it is.
+	backup  day2.BackupResult
+	restore day2.RestoreResult
+	// upgrade is status.upgrade (day2.PlanUpgrade).
 	upgrade *monoclev1alpha1.UpgradeStatus
 	// noOIDC is set when the config in force has no OIDC auth_provider: the status then has
 	// no OIDCReady condition.
 	noOIDC bool
-	// crawlerRestarts is status.crawlerRestarts (stuck.go); crawlerRestarted is set when
-	// this sync asks for a restart.
+	// crawlerRestarts is status.crawlerRestarts (day2.CheckCrawlers); crawlerRestarted is
+	// set when this sync asks for a restart.
 	crawlerRestarts  *monoclev1alpha1.CrawlerRestarts
 	crawlerRestarted bool
 	// unusedIndices and indexDeletion are status.unusedIndices and status.indexDeletion
-	// (indices.go).
+	// (day2.UnusedIndices, day2.DeletionStatus).
 	unusedIndices []monoclev1alpha1.UnusedIndex
 	indexDeletion *monoclev1alpha1.IndexDeletion
 	// apiWaits is set when the API Deployment was neither created nor rolled because
 	// Elasticsearch has no ready pod (elasticfirst.go).
 	apiWaits bool
 	// storageGrowth and apiRestart are status.storageGrowth and status.apiRestart, and
-	// growthEvent the event of this sync's growth decision (diskfull.go).
+	// growthEvent the event of this sync's growth decision (day2.PlanStorageGrowth).
 	storageGrowth *monoclev1alpha1.StorageGrowthStatus
 	apiRestart    *monoclev1alpha1.APIRestart
-	growthEvent   *growthEvent
+	growthEvent   *day2.GrowthEvent
 }
 
 // syncHandler converges the objects of the Monocle named by key and writes its status. A
@@ -93,9 +95,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		monocleReady.DeleteLabelValues(key.Namespace, key.Name)
 		forgetBackup(key)
 		forgetCrawlers(key)
-		if c.health != nil {
-			c.health.forget(key)
-		}
+		c.operand.Forget(key)
 		return nil
 	}
 	if err != nil {
@@ -190,7 +190,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			if cachedElastic != nil && isControlledBy(cachedElastic, m) {
 				liveElastic = cachedElastic
 			}
-			versionCond = elasticSpecCondition(m, liveElastic)
+			versionCond = day2.ElasticSpecCondition(m, liveElastic)
 			if versionCond.Status == metav1.ConditionTrue {
 				var err error
 				obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
@@ -237,7 +237,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	secrets, err := c.checkSecrets(ctx, m, cfg.parsed, secret)
 	keep(err)
 	obs.conditions = append(obs.conditions, secrets.condition, versionCond)
-	if oidc := oidcCondition(m, cfg.parsed); oidc != nil {
+	if oidc := day2.OIDCCondition(m, cfg.parsed); oidc != nil {
 		obs.conditions = append(obs.conditions, *oidc)
 	} else {
 		obs.noOIDC = cfg.parsed != nil
@@ -253,22 +253,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.api, obs.crawler = c.observeDeployments(m)
 	maintenance := c.planMaintenance(m, cfg.parsed)
 	// A restore keeps the API and the crawler at zero replicas and runs no Job until it has
-	// succeeded (restore.go): the sync that records its success starts them.
+	// succeeded (day2.RestoreStatus): the sync that records its success starts them.
 	now := time.Now()
-	var lastBackup *backupOutcome
-	if c.health != nil {
-		lastBackup = c.health.lastBackup(m)
-	}
-	obs.restore = restoreStatusAfter(m, lastBackup, now)
-	restoring := obs.restore.status != nil && obs.restore.status.Phase != monoclev1alpha1.RestoreSucceeded
-	// An image change of the API is an upgrade, in phases (upgrade.go).
-	upgrade := planUpgrade(m, obs.api, obs.crawler, lastBackup, restoring, now)
-	obs.upgrade = upgrade.status
+	lastBackup := c.operand.LastBackup(m)
+	obs.restore = day2.RestoreStatusAfter(m, lastBackup, now)
+	restoring := obs.restore.Status != nil && obs.restore.Status.Phase != monoclev1alpha1.RestoreSucceeded
+	// An image change of the API is an upgrade, in phases (day2.PlanUpgrade).
+	upgrade := day2.PlanUpgrade(m, obs.api, obs.crawler, lastBackup, restoring, now)
+	obs.upgrade = upgrade.Status
 	if secret != nil && configReady {
 		in := resources.Inputs{ConfigHash: obs.configHash, SecretHash: resources.SecretHash(secret.Data, secrets.hash),
-			CrawlerStopped: maintenance.stopCrawler || upgrade.stopCrawler, Restoring: restoring,
-			APIImage: upgrade.apiImage, CrawlerImage: upgrade.crawlerImage, APIRecreate: upgrade.apiRecreate,
-			CrawlerRestartedAt: crawlerRestartedAt(m), APIRestartedAt: apiRestartedAt(m)}
+			CrawlerStopped: maintenance.stopCrawler || upgrade.StopCrawler, Restoring: restoring,
+			APIImage: upgrade.APIImage, CrawlerImage: upgrade.CrawlerImage, APIRecreate: upgrade.APIRecreate,
+			CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
 		c.steps(
 			func() {
 				if !secrets.api {
@@ -308,49 +305,49 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	obs.crawlers = maintenance.crawlers
 	obs.conditions = append(obs.conditions, identsCondition(obs.updateIdents), metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: reasons.NotPaused,
-		Message: "The operator reconciles this Monocle" + autoPilotMessage(m),
+		Message: "The operator reconciles this Monocle" + day2.AutoPilotMessage(m),
 	})
 
 	obs.crawlerRestarts = m.Status.CrawlerRestarts
 	obs.storageGrowth, obs.apiRestart = m.Status.StorageGrowth, m.Status.APIRestart
 	obs.unusedIndices, obs.indexDeletion = m.Status.UnusedIndices, m.Status.IndexDeletion
-	if c.health != nil {
-		elasticReady := elasticServing(obs.elastic)
-		plan := planBackup(m, now)
-		if upgrade.snapshot != "" && plan.repo.Type != "" {
-			plan.take = upgrade.snapshot
-		}
-		deletion := planIndexDeletion(m, cfg.parsed)
-		plan.deleteIndex = deletion.index
-		plan.keepBlocks = autoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
-		plan.restore = planRestore(m, workloadsStopped(obs.api, obs.crawler), elasticReady)
-		apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
-		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
-			workspaces: crawlerWorkspaces(obs.crawlers)})
+	elasticReady := elasticServing(obs.elastic)
+	plan := day2.PlanBackup(m, now)
+	if upgrade.Snapshot != "" && plan.Repo.Type != "" {
+		plan.Take = upgrade.Snapshot
+	}
+	deletion := day2.PlanIndexDeletion(m, cfg.parsed)
+	plan.DeleteIndex = deletion.Index
+	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
+	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(obs.api, obs.crawler), elasticReady)
+	apiReady := obs.api != nil && obs.api.Status.ReadyReplicas > 0
+	// A worker that does not read (operand.Off) leaves all this as the status has it.
+	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
+		Workspaces: day2.CrawlerWorkspaces(obs.crawlers)}); reading {
 		// Only a Monocle whose health no read has reported yet waits for the first.
-		obs.elasticsearchHealth, obs.holdStatus = last.health, pending && earlierHealth(m) == nil
+		obs.elasticsearchHealth, obs.holdStatus = last.Health, last.Pending && day2.EarlierHealth(m) == nil
 		pvc := c.elasticPVC(m, volume)
-		obs.storageGrowth, obs.growthEvent = planStorageGrowth(m, pvc, last, func() (bool, error) {
+		obs.storageGrowth, obs.growthEvent = day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
 		}, now)
-		obs.apiRestart = planAPIRestart(m, last, obs.api, now)
-		obs.conditions = append(obs.conditions, withGrowth(healthConditions(m, last, elasticReady), obs.storageGrowth)...)
-		obs.conditions = append(obs.conditions, apiCondition(m, last, apiReady))
-		lastBackup = last.backup
-		obs.unusedIndices = unusedIndices(m, cfg.parsed, last.indices)
-		obs.indexDeletion = deletionStatus(m, deletion, last.deleted, now)
-		obs.crawlers = withProgress(m, obs.crawlers, last.crawlers, last.crawlerErrors)
-		if last.crawlers != nil {
-			obs.conditions = append(obs.conditions, crawlersHealthyCondition(obs.crawlers))
+		obs.apiRestart = day2.PlanAPIRestart(m, last, obs.api, now)
+		obs.conditions = append(obs.conditions, day2.WithGrowth(day2.HealthConditions(m, last, elasticReady), obs.storageGrowth)...)
+		obs.conditions = append(obs.conditions, day2.APICondition(m, last, apiReady))
+		lastBackup = last.Backup
+		obs.unusedIndices = day2.UnusedIndices(m, cfg.parsed, last.Indices)
+		obs.indexDeletion = day2.DeletionStatus(m, deletion, last.Deleted, now)
+		obs.crawlers = day2.WithProgress(m, obs.crawlers, last.Crawlers, last.CrawlerErrors)
+		if last.Crawlers != nil {
+			obs.conditions = append(obs.conditions, day2.CrawlersHealthyCondition(obs.crawlers))
 		}
-		stall := checkCrawlers(m, obs.crawlers, obs.crawler, last.crawlers != nil || m.Status.CrawlerRestarts != nil, now)
-		obs.crawlers, obs.crawlerRestarts, obs.crawlerRestarted = stall.crawlers, stall.restarts, stall.restarted
-		if stall.condition != nil {
-			obs.conditions = append(obs.conditions, *stall.condition)
+		stall := day2.CheckCrawlers(m, obs.crawlers, obs.crawler, last.Crawlers != nil || m.Status.CrawlerRestarts != nil, now)
+		obs.crawlers, obs.crawlerRestarts, obs.crawlerRestarted = stall.Crawlers, stall.Restarts, stall.Restarted
+		if stall.Condition != nil {
+			obs.conditions = append(obs.conditions, *stall.Condition)
 		}
 	}
-	obs.conditions = append(obs.conditions, upgrade.condition)
-	obs.backup = backupStatus(m, lastBackup, now)
+	obs.conditions = append(obs.conditions, upgrade.Condition)
+	obs.backup = day2.BackupStatus(m, lastBackup, now)
 
 	if cause := context.Cause(ctx); cause != nil {
 		if namespaceTerminating(cause) {
@@ -377,16 +374,16 @@ func (c *Controller) finishSync(ctx context.Context, m *monoclev1alpha1.Monocle,
 		c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
 	}
 	c.recordJobTransition(m, m.Status.UpdateIdents, obs.updateIdents)
-	c.recordBackupTransition(m, m.Status.Backup, obs.backup.status)
-	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.status)
+	c.recordBackupTransition(m, m.Status.Backup, obs.backup.Status)
+	c.recordRestoreTransition(m, m.Status.Restore, obs.restore.Status)
 	c.recordUpgradeTransition(m, m.Status.Upgrade, obs.upgrade)
 	c.recordIndexDeletion(m, m.Status.IndexDeletion, obs.indexDeletion)
 	if e := obs.growthEvent; e != nil {
 		typ := corev1.EventTypeNormal
-		if e.warning {
+		if e.Warning {
 			typ = corev1.EventTypeWarning
 		}
-		c.recorder.Event(m, typ, e.reason, e.message)
+		c.recorder.Event(m, typ, e.Reason, e.Message)
 	}
 	if r := obs.apiRestart; r != nil && (m.Status.APIRestart == nil || !r.Time.Equal(&m.Status.APIRestart.Time)) {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.APIRestarted, "Restarting the API pods: %s", r.Reason)
@@ -466,7 +463,7 @@ func namespaceTerminating(err error) bool {
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	obs := observed{configHash: m.Status.ConfigHash, updateIdents: m.Status.UpdateIdents, maintenance: m.Status.Maintenance,
-		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore},
+		crawlers: m.Status.Crawlers, backup: day2.BackupResult{Status: m.Status.Backup}, restore: day2.RestoreResult{Status: m.Status.Restore},
 		upgrade: m.Status.Upgrade, crawlerRestarts: m.Status.CrawlerRestarts, unusedIndices: m.Status.UnusedIndices,
 		indexDeletion: m.Status.IndexDeletion}
 	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
