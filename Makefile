@@ -1,5 +1,5 @@
 # monocle-operator: `make local` runs the operator on a local control plane; `make test` runs
-# every test. See README.md.
+# every test. See README.md, and docs/development.md for every target.
 
 SHELL := /usr/bin/env bash
 GO ?= go
@@ -41,24 +41,28 @@ release-manifests:
 generate:
 	hack/update-codegen.sh
 
-## verify: fail when generated files are stale, code is not gofmt'ed or go vet complains
+## verify: fail when generated files are stale, code is not gofmt'ed or go vet complains (in the
+## operator's module and in the image tools', hack/image)
 verify:
 	hack/verify-codegen.sh
 	@files="$$(gofmt -l cmd pkg hack test deploy)"; if [[ -n "$$files" ]]; then echo "not gofmt'ed: $$files"; exit 1; fi
 	$(GO) vet ./...
+	cd hack/image && $(GO) vet ./...
 
 ## control-plane: build and cache etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok
 control-plane:
 	hack/build-control-plane.sh
 
-## test-unit: unit tests (fake clientsets, golden files), and the Helm chart's and OLM bundle's
-## tests with Helm's and operator-framework's own code (modules of their own); no control plane. hack/image's test
-## builds the operator with -trimpath, which on an empty build cache compiles its dependencies
-## again (minutes on 2 cores): hence the longer timeout.
+## test-unit: unit tests (fake clientsets, golden files), the Helm chart's and OLM bundle's
+## tests with Helm's and operator-framework's own code, and the image tools' (hack/image), each
+## of these three a module of its own; no control plane. hack/image's test builds the operator
+## with -trimpath, which on an empty build cache compiles its dependencies again (minutes on 2
+## cores): hence the longer timeout.
 test-unit:
 	$(GO) test -short -count=1 -timeout 30m ./...
 	cd deploy/helm/test && $(GO) test -count=1 ./...
 	cd deploy/olm/test && $(GO) test -count=1 ./...
+	cd hack/image && $(GO) test -short -count=1 -timeout 30m ./...
 
 ## test-integration: tests against a real local control plane (integration, e2e, hostile
 ## input), one package at a time: each starts its own control plane, and two at once would
@@ -98,9 +102,9 @@ bench: control-plane
 
 .PHONY: test-faults test-faults-short
 
-## test-faults: the fault-injection suite at full size (issue 7: 100 Monocles in 10
-## namespaces, 12 operator kills, 10 leader changes, 3 API server and 3 etcd restarts, ...;
-## issue 11: 5 adoptions of earlier-operator Monocles with the operator killed midway)
+## test-faults: the fault-injection suite at full size (100 Monocles in 10 namespaces,
+## 12 operator kills, 10 leader changes, 3 API server and 3 etcd restarts, 5 adoptions of
+## earlier-operator Monocles with the operator killed midway, ...; see docs/fault-suite.md)
 ## on a local control plane; prints a summary table, also written to _output/faults-summary.md.
 ## FAULTS_SEED=<n> replays another seed. About 10 minutes on 2 cores; part of test.
 test-faults: control-plane
@@ -116,20 +120,22 @@ IMAGE_REPO ?= quay.io/change-metrics/monocle-operator
 IMAGE_DIR ?= _output/image
 
 ## image: build the operator's OCI image from scratch, without Docker or any daemon, for
-## linux/amd64 and linux/arm64 (hack/image): $(IMAGE_DIR)/layout, an OCI layout whose index
+## linux/amd64 and linux/arm64 (hack/image, a module of its own with go-containerregistry,
+## run from its directory; it builds the operator in the repository root, and takes
+## IMAGE_DIR from there): $(IMAGE_DIR)/layout, an OCI layout whose index
 ## is tagged $(VERSION), and $(IMAGE_DIR)/monocle-operator-$(VERSION)-linux-amd64.tar for
 ## docker/podman load; prints the digests. Labelled with VERSION and COMMIT, the binary
 ## stamped with LDFLAGS. Reproducible: every time in it is SOURCE_DATE_EPOCH, else the last
 ## commit's time, so two builds of one commit give the same digests.
 image:
-	$(GO) run ./hack/image -out "$(IMAGE_DIR)" -repo "$(IMAGE_REPO)" -version "$(VERSION)" -revision "$(COMMIT)" -ldflags "$(LDFLAGS)"
+	$(GO) run -C hack/image . -out "$(IMAGE_DIR)" -repo "$(IMAGE_REPO)" -version "$(VERSION)" -revision "$(COMMIT)" -ldflags "$(LDFLAGS)"
 
 ## image-push: push the image make image built ($(IMAGE_DIR)/layout) to $(IMAGE_REPO):$(VERSION),
-## every platform, by digest (hack/image-push, go-containerregistry; credentials from
+## every platform, by digest (hack/image/push, go-containerregistry; credentials from
 ## ~/.docker/config.json); prints <repo>:<tag>@<digest>
 .PHONY: image-push
 image-push:
-	@$(GO) run ./hack/image-push -layout "$(IMAGE_DIR)/layout" -repo "$(IMAGE_REPO)"
+	@$(GO) run -C hack/image ./push -layout "$(IMAGE_DIR)/layout" -repo "$(IMAGE_REPO)"
 
 $(PROMTOOL):
 	GOBIN="$(abspath $(dir $(PROMTOOL)))" $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)

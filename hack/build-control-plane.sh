@@ -8,7 +8,7 @@
 # module proxy. The first build takes ~7 minutes on 2 cores; binaries already
 # in the cache are not rebuilt, so a second run is instant. If the build
 # inputs (go.mod, go.sum, build flags) change, everything is rebuilt.
-# The README ("make local" and "What the local control plane cannot show") and
+# docs/development.md ("Set-up" and "What the local control plane cannot show") and
 # the doc comment of test/localcluster give the background.
 #
 # Environment:

@@ -2,8 +2,9 @@
 # Regenerates everything derived from pkg/apis: deepcopy functions, the typed clientset,
 # listers and informers under pkg/generated (k8s.io/code-generator's kube_codegen.sh), and the
 # CRD manifest in deploy/ with its OpenAPI schema (controller-gen, descriptions joined into
-# paragraphs by hack/crd-descriptions), the Helm chart's copies of deploy/ (hack/helm-chart)
-# and the OLM bundle (hack/olm-bundle).
+# paragraphs by hack/crd-descriptions), the Helm chart's copies of deploy/ (hack/helm-chart:
+# its CRD, files/, and the templates of the operator's Deployment, Service,
+# PodDisruptionBudget and ServiceAccount) and the OLM bundle (hack/olm-bundle).
 # The generator versions are
 # pinned in hack/tools/go.mod. Set OUTPUT_ROOT to generate into another tree (verify-codegen.sh).
 set -euo pipefail
@@ -51,6 +52,7 @@ kube::codegen::gen_client \
 # joins them into paragraphs, so that kubectl explain reads well.
 "${TOOLS_BIN}/controller-gen" crd paths=./pkg/apis/... output:crd:stdout | go run ./hack/crd-descriptions > deploy/01-crd.yaml.tmp
 mv deploy/01-crd.yaml.tmp deploy/01-crd.yaml
-# The Helm chart's copies of deploy/ (its CRD and RBAC rules), and the OLM bundle.
+# The Helm chart's copies of deploy/ (its CRD, RBAC rules, alert rules and the templates of
+# the operator's objects), and the OLM bundle.
 go run ./hack/helm-chart
 go run ./hack/olm-bundle

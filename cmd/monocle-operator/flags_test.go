@@ -10,17 +10,17 @@ import (
 	"time"
 )
 
-// readmeFlags returns the rows of the README's "Operator flags" table: the flag names of each
-// row (without dashes) and its default column.
-func readmeFlags(t *testing.T) map[string]string {
+// documentedFlags returns the rows of the "Operator flags" table of docs/installation.md: the
+// flag names of each row (without dashes) and its default column.
+func documentedFlags(t *testing.T) map[string]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "installation.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(b), "\n## Operator flags\n")
 	if !ok {
-		t.Fatal("README.md has no \"## Operator flags\" section")
+		t.Fatal("docs/installation.md has no \"## Operator flags\" section")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	name := regexp.MustCompile("`--?([a-z0-9-]+)`")
@@ -43,43 +43,43 @@ func readmeFlags(t *testing.T) map[string]string {
 	return defaults
 }
 
-// TestREADMEFlagTable: the README's flag table lists every flag the binary defines, only
-// those, each with the default the code has (where the table gives one per flag).
-func TestREADMEFlagTable(t *testing.T) {
+// TestFlagTableDocumented: the flag table of docs/installation.md lists every flag the binary
+// defines, only those, each with the default the code has (where the table gives one per flag).
+func TestFlagTableDocumented(t *testing.T) {
 	fs := flag.NewFlagSet("monocle-operator", flag.ContinueOnError)
 	bindFlags(fs, &options{})
 	logging := flag.NewFlagSet("logging", flag.ContinueOnError)
 	addLoggingFlags(logging)
-	table := readmeFlags(t)
+	table := documentedFlags(t)
 
 	fs.VisitAll(func(f *flag.Flag) {
 		documented, ok := table[f.Name]
 		switch {
 		case !ok:
-			t.Errorf("--%s is missing from the README's flag table", f.Name)
+			t.Errorf("--%s is missing from the flag table of docs/installation.md", f.Name)
 		case documented != "" && !sameDefault(documented, f.DefValue):
-			t.Errorf("the README gives --%s the default %q; the code has %q", f.Name, documented, f.DefValue)
+			t.Errorf("docs/installation.md gives --%s the default %q; the code has %q", f.Name, documented, f.DefValue)
 		}
 	})
 	for n := range table {
 		if fs.Lookup(n) == nil && logging.Lookup(n) == nil {
-			t.Errorf("the README documents --%s, which the binary does not define", n)
+			t.Errorf("docs/installation.md documents --%s, which the binary does not define", n)
 		}
 	}
 }
 
-// sameDefault compares a default as the README writes it with the flag's: durations by value
-// ("10h" and "10h0m0s"), the words the README uses for an empty default, and text as is.
-func sameDefault(readme, code string) bool {
-	if r, err := time.ParseDuration(readme); err == nil {
+// sameDefault compares a default as the flag table writes it with the flag's: durations by
+// value ("10h" and "10h0m0s"), the words the table uses for an empty default, and text as is.
+func sameDefault(documented, code string) bool {
+	if r, err := time.ParseDuration(documented); err == nil {
 		c, err := time.ParseDuration(code)
 		return err == nil && r == c
 	}
-	switch readme {
+	switch documented {
 	case "all", "pod namespace":
 		return code == ""
 	}
-	return readme == code
+	return documented == code
 }
 
 // TestFlagTableCheckFails: the check finds a wrong default and a missing flag.

@@ -66,12 +66,12 @@ type options struct {
 }
 
 // bindFlags registers the operator's own flags on fs, filling o, and returns the --version
-// flag. The README's flag table is tested against it (flags_test.go).
+// flag. The flag table of docs/installation.md is tested against it (flags_test.go).
 func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig. Empty means the in-cluster config (or $KUBECONFIG when set).")
 	fs.StringVar(&o.master, "master", "", "The API server address, overriding the kubeconfig's.")
 	fs.IntVar(&o.workers, "workers", 4, "Number of Monocles synced at once.")
-	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the operator's client may send to the API server (see the README's benchmarks for the choice).")
+	fs.Float64Var(&o.qps, "kube-api-qps", 200, "Queries per second the operator's client may send to the API server (see docs/benchmarks.md for the choice).")
 	fs.IntVar(&o.burst, "kube-api-burst", 400, "Burst of queries above kube-api-qps the client may send.")
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Empty means all namespaces.")
 	fs.DurationVar(&o.resync, "resync-period", 10*time.Hour, "How often every Monocle is synced even without a change.")
@@ -403,7 +403,7 @@ func serveHTTP(ctx context.Context, addr string, profiling bool, controllers []*
 // defaultGCPercent is the garbage collector's target when GOGC is not set: a collection when
 // the heap has grown by half of the live heap, not by all of it (Go's default, 100). The
 // operator's CPU is small (about 3.5 s per 100 new Monocles, test/bench) and its memory is
-// what a cluster admin budgets (issue 19: RSS at 200 Monocles).
+// what a cluster admin budgets (its RSS with hundreds of Monocles: docs/benchmarks.md).
 const defaultGCPercent = 50
 
 // setGCPercent applies defaultGCPercent unless the GOGC environment variable sets one.

@@ -1,9 +1,12 @@
 // Command helm-chart writes the parts of the Helm chart deploy/helm/monocle-operator that are
 // copies of deploy/, so the chart cannot drift from it: the CRD (crds/, as deploy/01-crd.yaml),
 // the rules of the operator's ClusterRole (files/operator-rules.yaml, from deploy/02-rbac.yaml),
-// the aggregated user roles (files/aggregated-roles.yaml, deploy/02-rbac-aggregated.yaml) and
-// the alert rules (files/prometheus-rules.yaml, the spec.groups of
-// deploy/monitoring/prometheusrule.yaml).
+// the aggregated user roles (files/aggregated-roles.yaml, deploy/02-rbac-aggregated.yaml), the
+// alert rules (files/prometheus-rules.yaml, the spec.groups of
+// deploy/monitoring/prometheusrule.yaml), and the templates of the operator's Deployment,
+// metrics Service and PodDisruptionBudget (templates/deployment.yaml, from
+// deploy/03-operator.yaml) and of its ServiceAccount (templates/serviceaccount.yaml, from
+// deploy/02-rbac.yaml), deploy/'s objects with the chart's values in place (templates.go).
 // hack/update-codegen.sh runs it from the repository root; hack/verify-codegen.sh fails when
 // its output is stale.
 package main
@@ -33,21 +36,44 @@ func main() {
 
 // run writes the generated files of the chart under root from root's deploy/.
 func run(root string) error {
-	crd, err := os.ReadFile(filepath.Join(root, "deploy", "01-crd.yaml"))
+	files, err := generate(root)
 	if err != nil {
 		return err
+	}
+	for name, content := range files {
+		path := filepath.Join(root, chart, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, content, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// generate returns the generated files of the chart, by their path in the chart, from root's
+// deploy/.
+func generate(root string) (map[string][]byte, error) {
+	crd, err := os.ReadFile(filepath.Join(root, "deploy", "01-crd.yaml"))
+	if err != nil {
+		return nil, err
 	}
 	rules, err := operatorRules(filepath.Join(root, "deploy", "02-rbac.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	aggregated, err := os.ReadFile(filepath.Join(root, "deploy", "02-rbac-aggregated.yaml"))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	alerts, err := alertGroups(filepath.Join(root, "deploy", "monitoring", "prometheusrule.yaml"))
 	if err != nil {
-		return err
+		return nil, err
+	}
+	files, err := generatedTemplates(root)
+	if err != nil {
+		return nil, err
 	}
 	for name, content := range map[string][]byte{
 		"crds/monocles.monocle.monocle.change-metrics.io.yaml": crd,
@@ -55,15 +81,9 @@ func run(root string) error {
 		"files/aggregated-roles.yaml":                          aggregated,
 		"files/prometheus-rules.yaml":                          alerts,
 	} {
-		path := filepath.Join(root, chart, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, append([]byte(header), content...), 0o644); err != nil {
-			return err
-		}
+		files[name] = append([]byte(header), content...)
 	}
-	return nil
+	return files, nil
 }
 
 // operatorRules returns the rules of the ClusterRole monocle-operator of the RBAC file path,

@@ -24,10 +24,15 @@
 //	                              the linux/amd64 image as a `docker load` tarball tagged
 //	                              <repo>:<version> (only when linux/amd64 is built)
 //
-// and prints the digest of the index and of each platform's image. Usage (make image runs
-// it from the repository root):
+// and prints the digest of the index and of each platform's image.
 //
-//	go run ./hack/image -version v0.1.0 -revision "$(git rev-parse HEAD)" -ldflags "-s -w"
+// It is a module of its own (hack/image, with hack/image/push), so that the operator's go.mod
+// does not carry go-containerregistry's dependencies. It works in the repository root, found
+// from the working directory up (the directory whose go.mod is the operator's module): the
+// operator is built there, with the operator's go.mod, and relative -out and -binary paths are
+// taken from there. Usage (make image runs it so):
+//
+//	go run -C hack/image . -version v0.1.0 -revision "$(git rev-parse HEAD)" -ldflags "-s -w"
 package main
 
 import (
@@ -38,6 +43,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/change-metrics/monocle-operator/hack/image/internal/repo"
 )
 
 // multiFlag is a flag that may be given several times.
@@ -56,7 +63,7 @@ func main() {
 	var o options
 	var platforms string
 	var binaries multiFlag
-	flag.StringVar(&o.out, "out", "_output/image", "Directory written: layout/ and the docker load tarball.")
+	flag.StringVar(&o.out, "out", "_output/image", "Directory written: layout/ and the docker load tarball (relative to the repository root).")
 	flag.StringVar(&o.repo, "repo", defaultRepo, "Image repository, without tag.")
 	flag.StringVar(&o.version, "version", "", "Image version: the tag and the org.opencontainers.image.version label (required).")
 	flag.StringVar(&o.revision, "revision", "", "Source revision for the org.opencontainers.image.revision label. Empty means git rev-parse HEAD (no label outside a git checkout).")
@@ -69,6 +76,9 @@ func main() {
 	flag.Parse()
 	if flag.NArg() != 0 {
 		fail(fmt.Errorf("unexpected arguments: %q", flag.Args()))
+	}
+	if err := repo.Chdir(); err != nil {
+		fail(err)
 	}
 
 	var err error

@@ -18,6 +18,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/change-metrics/monocle-operator/hack/image/internal/repo"
 )
 
 // TestBuild builds the image twice into two directories, with go build as make image does,
@@ -41,6 +43,13 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// go build builds the operator in the working directory: the repository root, as main
+	// makes it (this module is not the operator's).
+	root, err := repo.Root(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
 	const version = "v9.8.7-test"
 	const versionPkg = "github.com/change-metrics/monocle-operator/pkg/version"
 	o := options{

@@ -199,3 +199,27 @@ func deploymentServes(m *monoclev1alpha1.Monocle, d *appsv1.Deployment, componen
 func statefulSetServes(m *monoclev1alpha1.Monocle, s *appsv1.StatefulSet) bool {
 	return statefulSetStatus(s).Ready && isSubset(resources.SelectorLabels(m, resources.ComponentElastic), s.Spec.Template.Labels)
 }
+
+// adopt is the sync's first phase: an earlier operator's objects are adopted before
+// ensureAPISecret labels the Secret that tells them apart. The sync goes no further when that
+// fails, so the Secret stays unlabelled and the next sync adopts again. It also decides the
+// name of the Elasticsearch volume, which an adopted StatefulSet keeps.
+func (c *Controller) adopt(ctx context.Context, st *syncState) error {
+	m := st.m
+	var adopted adoption
+	if st.adopting = c.earlierSecretPresent(m); st.adopting {
+		var err error
+		if adopted, err = c.adoptEarlierObjects(ctx, m); err != nil {
+			if serverUnavailable(err) {
+				return &unavailableError{err}
+			}
+			c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
+			return err
+		}
+	}
+	st.volume = c.elasticVolume(m, adopted)
+	if cond := adoptedCondition(m, st.volume); cond != nil {
+		st.setCondition(*cond)
+	}
+	return nil
+}

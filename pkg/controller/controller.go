@@ -123,9 +123,6 @@ type Controller struct {
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
 	// cluster.
 	operatorNamespace string
-	// sequentialSteps makes a sync write one object after the other, in a fixed order; only
-	// unit tests that check writes in order set it (see steps).
-	sequentialSteps bool
 }
 
 // Informers are the informers a Controller reads. The informers of owned kinds should be
@@ -277,8 +274,8 @@ func NewController(ctx context.Context, kubeclientset kubernetes.Interface, mono
 }
 
 // stripManagedFields drops the managedFields of an object entering a cache: the controller
-// never reads them, and they are a large part of a workload's size (issue 19: memory at 200
-// Monocles). An update built from a cached object then sends none, and the API server keeps
+// never reads them, and they are a large part of a workload's size (and so of the operator's
+// memory with hundreds of Monocles). An update built from a cached object then sends none, and the API server keeps
 // the live ones (it replaces them only when an update sets them).
 func stripManagedFields(obj any) (any, error) {
 	if o, ok := obj.(metav1.Object); ok {

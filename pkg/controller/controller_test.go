@@ -66,9 +66,6 @@ type fixture struct {
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
-	// parallel lets the sync write in parallel, as it does outside unit tests; without it the
-	// writes come one after the other, in order, for checkActions.
-	parallel bool
 
 	// controller is the last one newController built.
 	controller *Controller
@@ -143,7 +140,6 @@ func (f *fixture) newController() *Controller {
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	c.random = rand.New(rand.NewSource(1))
-	c.sequentialSteps = !f.parallel
 	for _, m := range f.monocles {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)
 	}
@@ -315,21 +311,40 @@ func resourceOf(obj runtime.Object) string {
 	return plural.Resource
 }
 
-// checkActions checks the writes a sync made against the expected ones, in order, as
-// sample-controller's tests do: each write must match its expectation (checkAction), and none
-// may be missing or extra.
+// checkActions checks the writes a sync made against the expected ones, in any order (a
+// phase's steps write in parallel), as sample-controller's tests do: each expectation is
+// paired with the first write of the same verb, resource, subresource, namespace and name not
+// paired yet, whose object must match (checkAction), and no write may be missing or extra.
 func checkActions(t *testing.T, got []core.Action, want ...expectation) {
 	t.Helper()
-	for i := range max(len(got), len(want)) {
-		switch {
-		case i >= len(want):
+	paired := make([]bool, len(got))
+	for i, w := range want {
+		match := -1
+		for j, a := range got {
+			if !paired[j] && sameTarget(w, a) {
+				match = j
+				break
+			}
+		}
+		if match < 0 {
+			t.Errorf("write %d: missing %s", i, w)
+			continue
+		}
+		paired[match] = true
+		checkAction(t, match, w, got[match])
+	}
+	for i := range got {
+		if !paired[i] {
 			t.Errorf("write %d: unexpected %s", i, describe(got[i : i+1])[0])
-		case i >= len(got):
-			t.Errorf("write %d: missing %s", i, want[i])
-		default:
-			checkAction(t, i, want[i], got[i])
 		}
 	}
+}
+
+// sameTarget reports whether a writes what want expects: the same verb, resource,
+// subresource, namespace and name.
+func sameTarget(want expectation, a core.Action) bool {
+	return a.GetVerb() == want.verb && a.GetResource().Resource == want.resource && a.GetSubresource() == want.subresource &&
+		a.GetNamespace() == want.namespace && actionName(a) == want.name
 }
 
 // checkAction checks one write: its verb, resource, subresource, namespace and name, and the
@@ -562,7 +577,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
-	// One event lists what the sync created (issue 19: one Event write per new Monocle).
+	// One event lists what the sync created: one Event write per sync, not one per object.
 	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
 		"Secret demo-api, Secret demo-api-keys, Service demo-api, Service demo-elastic, StatefulSet demo-elastic"
 	if events := drain(f); len(events) != 1 || events[0] != wantEvent {
@@ -570,21 +585,19 @@ func TestCreatesAllObjects(t *testing.T) {
 	}
 }
 
-// TestParallelSyncMakesTheSameWrites: written in parallel, as outside unit tests, a new
-// Monocle's objects are the same as written in order, the workloads after what they need, and
-// one event lists them.
+// TestParallelSyncMakesTheSameWrites: written in parallel, a new Monocle's objects are the
+// same from one sync to another, the workloads after what they need, and one event lists them.
 func TestParallelSyncMakesTheSameWrites(t *testing.T) {
-	writes := func(parallel bool) ([]string, []string) {
+	writes := func() ([]string, []string) {
 		f := newFixture(t)
-		f.parallel = parallel
 		f.monocles = []*monoclev1alpha1.Monocle{newMonocle("demo")}
 		kubeWrites, _ := f.run()
 		return describe(kubeWrites), drain(f)
 	}
-	inOrder, _ := writes(false)
-	got, events := writes(true)
-	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(inOrder))) {
-		t.Errorf("parallel writes %q, want those of the ordered sync %q", got, inOrder)
+	first, _ := writes()
+	got, events := writes()
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(first))) {
+		t.Errorf("writes %q, want those of the first sync %q", got, first)
 	}
 	if len(got) < 3 || !strings.HasPrefix(got[0], "create secrets") || got[len(got)-1] != "create deployments demo-crawler" {
 		t.Errorf("parallel writes %q: want the Secret first and the crawler Deployment last", got)

@@ -48,8 +48,9 @@ func warnsOf(cond metav1.Condition) bool {
 // updateMonocleStatus computes the status from what the sync observed and writes it with
 // UpdateStatus only when it differs from the cached one; it records an event when Ready
 // changes, except when a starting Monocle becomes Ready. m is the sync's own copy of the Monocle.
-func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1.Monocle, obs observed, p problems) error {
-	status := computeStatus(m, obs, p)
+func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p problems) error {
+	m := st.m
+	status := computeStatus(st, p)
 	readyValue := 0.0
 	if apimeta.IsStatusConditionTrue(status.Conditions, monoclev1alpha1.ConditionReady) {
 		readyValue = 1
@@ -63,7 +64,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 		return nil
 	}
 	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
-	for _, cond := range obs.conditions {
+	for _, cond := range orderedConditions(st.conditions) {
 		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
 		if warnsOf(cond) && (was == nil || was.Reason != cond.Reason) {
 			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
@@ -91,40 +92,16 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, m *monoclev1alpha1
 	return nil
 }
 
-// computeStatus derives the status from m's previous status, the observed workloads and the
-// problems the sync met. It is pure; meta.SetStatusCondition keeps lastTransitionTime when
-// a condition's status does not change.
-func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monoclev1alpha1.MonocleStatus {
-	status := *m.Status.DeepCopy()
+// computeStatus derives the status from what the phases of the sync left in st and the
+// problems the sync met: the workloads' status, the version, and the Ready, Progressing and
+// Degraded conditions beside the per-concern ones. It is pure.
+func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
+	m := st.m
+	status := *st.status.DeepCopy()
 	status.ObservedGeneration = m.Generation
-	status.URL = statusURL(m, obs.assignedURL)
-	if obs.configHash != "" {
-		status.ConfigHash = obs.configHash
-	}
-	if obs.configSource != "" {
-		status.ConfigSource = obs.configSource
-	}
-	status.UpdateIdents = obs.updateIdents.DeepCopy()
-	status.Maintenance = nil
-	for _, s := range obs.maintenance {
-		status.Maintenance = append(status.Maintenance, *s.DeepCopy())
-	}
-	status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), obs.crawlers...)
-	status.Elasticsearch = statefulSetStatus(obs.elastic)
-	status.API = deploymentStatus(obs.api)
-	status.Crawler = deploymentStatus(obs.crawler)
-	if obs.elasticsearchHealth != nil {
-		status.ElasticsearchHealth = obs.elasticsearchHealth.DeepCopy()
-	}
-	status.Backup, status.Restore = obs.backup.Status.DeepCopy(), obs.restore.Status.DeepCopy()
-	status.Upgrade = obs.upgrade.DeepCopy()
-	status.CrawlerRestarts = obs.crawlerRestarts.DeepCopy()
-	status.StorageGrowth, status.APIRestart = obs.storageGrowth.DeepCopy(), obs.apiRestart.DeepCopy()
-	status.UnusedIndices = nil
-	for _, u := range obs.unusedIndices {
-		status.UnusedIndices = append(status.UnusedIndices, *u.DeepCopy())
-	}
-	status.IndexDeletion = obs.indexDeletion.DeepCopy()
+	status.Elasticsearch = statefulSetStatus(st.elastic)
+	status.API = deploymentStatus(st.api)
+	status.Crawler = deploymentStatus(st.crawler)
 	if status.API.Ready && status.API.Image != "" {
 		status.Version = resources.ImageTag(status.API.Image)
 	}
@@ -134,16 +111,16 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		status monoclev1alpha1.ComponentStatus
 		done   bool
 	}{
-		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(obs.elastic)},
-		{"api", status.API, day2.DeploymentRolledOut(obs.api)},
-		{"crawler", status.Crawler, day2.DeploymentRolledOut(obs.crawler)},
+		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)},
+		{"api", status.API, day2.DeploymentRolledOut(st.api)},
+		{"crawler", status.Crawler, day2.DeploymentRolledOut(st.crawler)},
 	}
 	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
 	// tells a rollout apart; component status.ready needs both.
 	var notReady, rolling []string
 	for _, comp := range components {
 		name := comp.name
-		if name == "api" && obs.apiWaits {
+		if name == "api" && st.apiWaits {
 			// Neither created nor rolled until Elasticsearch has a ready pod (elasticfirst.go).
 			name = "api (waits for a ready Elasticsearch pod)"
 			comp.done = false
@@ -163,7 +140,7 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		messages = append(messages, "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: "+
 			strings.Join(p.conflicts, ", "))
 	}
-	for _, cond := range obs.conditions {
+	for _, cond := range orderedConditions(st.conditions) {
 		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
 			causes = append(causes, cond.Reason)
 			messages = append(messages, cond.Message)
@@ -190,16 +167,16 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 	// leaves the last valid one running), unless objects it needs cannot be made.
 	ready := metav1.Condition{Type: monoclev1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: reasons.AllComponentsReady,
 		Message: "Elasticsearch, the API and the crawler are ready"}
-	switch restore := obs.restore.Condition; {
+	switch restore := st.condition(monoclev1alpha1.ConditionRestored); {
 	case len(p.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
 	case restore != nil && restore.Status == metav1.ConditionFalse:
 		// The restore keeps the API and the crawler stopped.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
-	case day2.UpgradeStopsMonocle(obs.upgrade):
+	case day2.UpgradeStopsMonocle(status.Upgrade):
 		// The upgrade stops the crawler, then replaces the API.
 		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.Upgrading
-		ready.Message = day2.UpgradingCondition(obs.upgrade).Message
+		ready.Message = day2.UpgradingCondition(status.Upgrade).Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
 		ready.Message = day2.Truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
@@ -211,23 +188,10 @@ func computeStatus(m *monoclev1alpha1.Monocle, obs observed, p problems) monocle
 		ready.Message = "Waiting for " + strings.Join(notReady, ", ")
 	}
 
-	conditions := append([]metav1.Condition{ready, progressing, degraded}, obs.conditions...)
-	if obs.backup.Condition.Type != "" {
-		conditions = append(conditions, obs.backup.Condition)
-	}
-	if obs.restore.Condition != nil {
-		conditions = append(conditions, *obs.restore.Condition)
-	}
 	if m.Spec.Restore == nil {
 		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionRestored)
 	}
-	if obs.noOIDC {
-		apimeta.RemoveStatusCondition(&status.Conditions, monoclev1alpha1.ConditionOIDCReady)
-	}
-	for _, cond := range conditions {
-		cond.ObservedGeneration = m.Generation
-		apimeta.SetStatusCondition(&status.Conditions, cond)
-	}
+	st.writeConditions(&status, ready, progressing, degraded)
 	return status
 }
 

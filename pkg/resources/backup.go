@@ -10,7 +10,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
-// Snapshot repositories (issue 13). A volume repository is a PersistentVolumeClaim mounted in
+// Snapshot repositories. A volume repository is a PersistentVolumeClaim mounted in
 // the Elasticsearch pod under path.repo, an Elasticsearch 7.17 shared-filesystem ("fs")
 // repository; an S3 repository needs the repository-s3 plugin in the image and its
 // credentials in the Elasticsearch keystore (Elasticsearch 7.17 reference, "Register a

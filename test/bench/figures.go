@@ -145,12 +145,13 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 		}
 	}
 	n := strconv.Itoa(len(creates))
-	// Issue 19 set 8 creates before the NetworkPolicy of issue 14 joined the owned objects.
+	// Nine owned objects: two Secrets, the ConfigMap, two Services, the NetworkPolicy, the
+	// StatefulSet and two Deployments.
 	b.results.add(row{"1a", "Converge one new Monocle: creates of owned objects", count(median(creates)), spread(creates, count), n, "≤ 9", verdict(median(creates), 9)})
-	// Issue 19 set 2 status writes and 1 Event. Since issue 18 the API Deployment is created
-	// only once Elasticsearch has a ready pod (Monocle's API exits without it), by a later
-	// sync: that sync's Created event and the status of Elasticsearch ready with the API
-	// starting are one more write each.
+	// Two status writes (seen, Ready) and one Event (what the first sync created), and one
+	// more of each because the API Deployment is created only once Elasticsearch has a ready
+	// pod (Monocle's API exits without it), by a later sync: that sync's Created event and the
+	// status of Elasticsearch ready with the API starting.
 	b.results.add(row{"1b", "Converge one new Monocle: status writes", count(median(status)), spread(status, count), n, "≤ 3", verdict(median(status), 3)})
 	b.results.add(row{"1c", "Converge one new Monocle: Event creates", count(median(events)), spread(events, count), n, "≤ 2", verdict(median(events), 2)})
 	b.results.add(row{"1d", "Converge one new Monocle: other writes", count(median(other)), spread(other, count), n, "–", "–"})

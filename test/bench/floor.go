@@ -18,7 +18,7 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// The references figure 3's targets are ratios to (issue 19), measured in the same run on the
+// The references figure 3's targets are ratios to, measured in the same run on the
 // same control plane as the operator's batch:
 //   - the ceiling: how long the API server itself takes to create as many plain objects as
 //     the batch's Monocles own, sent by 16 parallel writers (as createMonocles sends);
@@ -237,7 +237,7 @@ func deleteNamespaces(ctx context.Context, e *env, nss []string) error {
 }
 
 // addCostRows adds the operator's CPU seconds per 100 Monocles during a large batch, and its
-// RSS once total Monocles exist and the batch is Ready (target ≤ 60 MB, issue 19).
+// RSS once total Monocles exist and the batch is Ready (target ≤ 60 MB).
 func (b *bench) addCostRows(large *scaleResult, total int) {
 	mb := func(x float64) string { return fmt.Sprintf("%.1f MB", x/1e6) }
 	b.results.add(row{"3k", fmt.Sprintf("Operator CPU seconds per 100 Monocles, from the first create of %d until all Ready", large.n),

@@ -1,7 +1,7 @@
 // Command bench measures the Monocle operator on a real local control plane (see
 // test/localcluster: etcd, kube-apiserver with a Metadata-level audit log,
 // kube-controller-manager, kube-scheduler and kwok nodes), with the operator running as its own
-// process, and prints the figures of issue 6 as a markdown table, each with its target:
+// process, and prints its figures (docs/benchmarks.md) as a markdown table, each with its target:
 // API writes to converge a Monocle and while idle, time to converge 20 and 200 Monocles,
 // queue latency, memory against unrelated Secrets and ConfigMaps, drift repair, leader
 // hand-over and start-up.

@@ -113,7 +113,7 @@ func TestClusterWideInstall(t *testing.T) {
 			t.Errorf("kubectl describe monocle shows no Created event:\n%s", describe)
 		}
 		// One event lists what the first sync created; becoming Ready the first time records
-		// none (issue 19: one Event per new Monocle).
+		// none (one Event per sync, not one per object).
 		for _, kind := range []string{"Secret", "ConfigMap", "Service", "StatefulSet", "Deployment", "NetworkPolicy"} {
 			expectEvent(t, ns, sample.Name, corev1.EventTypeNormal, reasons.Created, kind+" ")
 		}

@@ -554,7 +554,7 @@ func TestNamespacedComponent(t *testing.T) {
 const namespacedWatch = "monocle"
 
 // namespacedOverlay writes a kustomization outside the repository that applies
-// deploy/namespaced to the root kustomization, as the README tells users to (overlayWith).
+// deploy/namespaced to the root kustomization, as docs/installation.md tells users to (overlayWith).
 func namespacedOverlay(t *testing.T) string { return overlayWith(t, "deploy/namespaced") }
 
 // overlayWith writes a kustomization outside the repository (kustomize refuses a base that

@@ -80,7 +80,7 @@ func (k adoptionKill) short(ns string) string {
 		strings.Replace(k.last, " "+ns+"/", " ", 1), k.where())
 }
 
-// testAdoptionCrashes is scenario 7 (issue 11): Monocles left by the earlier operator
+// testAdoptionCrashes is scenario 7: Monocles left by the earlier operator
 // (change-metrics/monocle-operator v0.0.2; testkit.EarlierFixture) are adopted while the
 // operator is SIGKILLed at seeded random points. Each run creates, in a fresh namespace, one
 // or two earlier Monocles, paused, with everything the earlier operator leaves (StatefulSet,
@@ -314,8 +314,8 @@ func awaitWrites(ctx context.Context, id, ns string, since time.Time, n int) (fi
 	return first, idle, err
 }
 
-// adoptionState returns nil once every earlier Monocle of earlier is adopted as issue 11
-// says, or an error naming the first thing that is not: condition Adopted True; the PVC
+// adoptionState returns nil once every earlier Monocle of earlier is adopted as an adoption
+// must end, or an error naming the first thing that is not: condition Adopted True; the PVC
 // with its first UID, labelled with the instance; CRAWLERS_API_KEY and the user's
 // GITHUB_TOKEN unchanged in Secret "<name>-api", MONOCLE_JWK_GEN_KEY added; config.yaml
 // unchanged; the earlier update-idents Job gone; the Services selecting the instance.

@@ -13,7 +13,7 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// crashReadyBudget is issue 7's bound: every Monocle ends Ready within 60 s of the last
+// crashReadyBudget is the suite's bound on recovery from crashes: every Monocle ends Ready within 60 s of the last
 // restart.
 const crashReadyBudget = 60 * time.Second
 

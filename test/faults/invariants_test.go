@@ -15,8 +15,8 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// checkInvariants asserts, after a scenario and while its operator still runs, what issue 7
-// asks after every scenario: every Monocle converges; every PVC that existed still exists
+// checkInvariants asserts, after a scenario and while its operator still runs, what must hold
+// after every scenario: every Monocle converges; every PVC that existed still exists
 // with its UID (except in namespaces the suite deleted); every generated key keeps its first
 // value; no two update-idents Jobs ran for one config; no operator panicked or exited on its
 // own; the operator's writes at rest return to zero. It returns how long the writes took to

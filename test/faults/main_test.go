@@ -3,14 +3,14 @@
 // kwok) running the operator binary, and proves after every scenario that nothing was lost:
 // every Monocle converges, every Elasticsearch PVC keeps its UID, every generated key keeps
 // its value, no update-idents Job ran twice for one config, the operator never panicked, and
-// its writes at rest return to zero (issue 7).
+// its writes at rest return to zero.
 //
 // Scenarios, in order: operator crashes during a rollout (SIGKILL at seeded random moments),
 // leader churn between two replicas (no two writers, checked in the audit log against the
 // lease), API server and etcd restarts mid-reconcile, owned objects deleted or edited by
 // another client, conflicting writers, deletions (of a Monocle whose update-idents Job
 // runs, and of a namespace full of Monocles), and operator crashes while it adopts what the
-// earlier operator made (issue 11).
+// earlier operator made.
 //
 //	go test ./test/faults/                          # short variant (CI), a few minutes
 //	go test -v -timeout 60m ./test/faults/ -args -faults.full   # make test-faults
@@ -40,7 +40,7 @@ import (
 const defaultSeed = 7
 
 var (
-	fullFlag   = flag.Bool("faults.full", false, "Run the full sizes of issue 7 (100 Monocles across 10 namespaces, ...) instead of the short variant; also $FAULTS_FULL=1.")
+	fullFlag   = flag.Bool("faults.full", false, "Run the full sizes (100 Monocles across 10 namespaces, ...) instead of the short variant; also $FAULTS_FULL=1.")
 	seedFlag   = flag.Int64("faults.seed", 0, "Seed of the random fault schedule; 0 means $FAULTS_SEED or the default seed.")
 	reportFlag = flag.String("faults.report", "", "Also write the summary table (markdown) to this file.")
 	keepFlag   = flag.Bool("faults.keep", false, "Keep the work directory (cluster and operator logs) even when every test passes.")

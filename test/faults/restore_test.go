@@ -42,7 +42,7 @@ const (
 	restoreLiveDocs     = 5
 )
 
-// testRestoreCrashes is scenario 8 (issue 13): a restore interrupted by an operator SIGKILL
+// testRestoreCrashes is scenario 8: a restore interrupted by an operator SIGKILL
 // and a kube-apiserver restart ends restored once. Each run restores snapshot "nightly" into
 // a new Monocle (even runs) or into a running one (odd runs, whose index already holds other
 // documents), with the suite's fake Elasticsearch holding the restore in progress; the
@@ -203,7 +203,7 @@ func describeRestore(ctx context.Context, ns, name string) string {
 		env.Elastic.Restores(ns, name, resources.BackupRepositoryName, "nightly"))
 }
 
-// restoredOnce returns nil once Monocle ns/name is restored as issue 13 says: status.restore
+// restoredOnce returns nil once Monocle ns/name is restored as a restore must end: status.restore
 // Succeeded for nightly and the Restored condition True, the index with the snapshot's
 // documents and open, the API and the crawler at one replica, and the data PVC with its UID.
 func restoredOnce(ctx context.Context, ns, name, pvcName, pvcUID string) error {

@@ -30,7 +30,7 @@ var upgradePhases = []monoclev1alpha1.UpgradePhase{
 	monoclev1alpha1.UpgradeStartingCrawler, monoclev1alpha1.UpgradeSucceeded,
 }
 
-// testUpgradeCrashes is scenario 9 (issue 18): a Monocle version upgrade interrupted by
+// testUpgradeCrashes is scenario 9: a Monocle version upgrade interrupted by
 // operator SIGKILLs ends upgraded once, with one API version at a time throughout. Each run
 // upgrades a Monocle with backups and two API replicas from 1.11.1 to 1.11.2 and kills the
 // operator once the status shows each of one or two seeded phases, restarting it at once.
@@ -150,7 +150,7 @@ func upgradePhase(ctx context.Context, ns, name string) (monoclev1alpha1.Upgrade
 	return m.Status.Upgrade.Phase, nil
 }
 
-// upgradedOnce returns nil once Monocle ns/name is upgraded to upgradeTo as issue 18 says:
+// upgradedOnce returns nil once Monocle ns/name is upgraded to upgradeTo as an upgrade must end:
 // status.upgrade Succeeded, the API and the crawler on the new image, the API's strategy
 // RollingUpdate again, and one ReplicaSet of the API on the new image.
 func upgradedOnce(ctx context.Context, ns, name string) error {

@@ -17,7 +17,7 @@ import (
 )
 
 // UpgradeRecorder follows the API and crawler pods of a namespace with a watch and records
-// what a Monocle upgrade must never show (issue 18): API pods of two images at once, and a
+// what a Monocle upgrade must never show: API pods of two images at once, and a
 // crawler pod of an image before an API pod of that image was ready. It reads the component
 // from each pod's app.kubernetes.io/component label and the image from its first container.
 type UpgradeRecorder struct {

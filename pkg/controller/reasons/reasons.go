@@ -1,7 +1,7 @@
 // Package reasons holds every reason the controller sets on a Monocle condition or records on
 // an event, grouped by the condition or event it belongs to; the condition types are API, in
 // pkg/apis/monocle/v1alpha1. Reasons are CamelCase and stable (alerts and scripts match on
-// them), each constant is named after its value, and the README's Status section lists every
+// them), each constant is named after its value, and the tables of docs/status.md list every
 // one of them (reasons_test.go checks both). The package imports nothing: every other package
 // of the controller may use it.
 package reasons

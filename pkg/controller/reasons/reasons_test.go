@@ -63,27 +63,27 @@ func stringConstants(t *testing.T, dir, prefix string) []constant {
 	return out
 }
 
-// statusSection returns the README's "### Status" section, up to the next "## " heading.
-func statusSection(readme string) string {
-	_, after, found := strings.Cut(readme, "\n### Status\n")
+// statusSection returns the part of docs/status.md that lists the reasons: from its
+// "## Conditions" heading to the end of the page (the conditions' table, then the events').
+func statusSection(page string) string {
+	_, after, found := strings.Cut(page, "\n## Conditions\n")
 	if !found {
 		return ""
 	}
-	section, _, _ := strings.Cut(after, "\n## ")
-	return section
+	return after
 }
 
 var backticked = regexp.MustCompile("`([A-Z][A-Za-z]*)`")
 
 // reasonProblems checks reasons (the Reason constants of this package) against conditions
-// (the condition types of the API) and the README's Status section: every reason is declared
+// (the condition types of the API) and the tables of docs/status.md: every reason is declared
 // in reasons.go, named after its value, and listed in a table of the section;
 // every condition type has a row in it; and the tables name nothing else in CamelCase
 // backticks. It returns one line per problem.
 func reasonProblems(reasons, conditions []constant, section string) []string {
 	var problems []string
 	if section == "" {
-		return []string{`README.md has no "### Status" section`}
+		return []string{`docs/status.md has no "## Conditions" section`}
 	}
 	listed := map[string]bool{}
 	rows := map[string]bool{}
@@ -108,36 +108,36 @@ func reasonProblems(reasons, conditions []constant, section string) []string {
 			problems = append(problems, r.name+" has the value "+strconv.Quote(r.value)+": name it "+r.value)
 		}
 		if !listed[r.value] {
-			problems = append(problems, r.name+" ("+r.value+") is missing from the tables of the README's Status section")
+			problems = append(problems, r.name+" ("+r.value+") is missing from the tables of docs/status.md")
 		}
 	}
 	for _, c := range conditions {
 		known[c.value] = true
 		if !rows[c.value] {
-			problems = append(problems, "condition "+c.value+" has no row in the README's Status section")
+			problems = append(problems, "condition "+c.value+" has no row in docs/status.md")
 		}
 	}
 	for _, word := range slices.Sorted(maps.Keys(listed)) {
 		if !known[word] {
-			problems = append(problems, "the README's Status section lists `"+word+"`, which is neither a reason in reasons.go nor a condition type")
+			problems = append(problems, "docs/status.md lists `"+word+"`, which is neither a reason in reasons.go nor a condition type")
 		}
 	}
 	return problems
 }
 
-// TestReasonsDocumented keeps reasons.go, the API's condition types and the README's Status
-// section in step.
+// TestReasonsDocumented keeps reasons.go, the API's condition types and the tables of
+// docs/status.md in step.
 func TestReasonsDocumented(t *testing.T) {
 	reasons := stringConstants(t, ".", "")
 	conditions := stringConstants(t, filepath.Join("..", "..", "apis", "monocle", "v1alpha1"), "Condition")
 	if len(reasons) == 0 || len(conditions) == 0 {
 		t.Fatalf("found %d reasons and %d condition types; expected some of each", len(reasons), len(conditions))
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "status.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range reasonProblems(reasons, conditions, statusSection(string(readme))) {
+	for _, p := range reasonProblems(reasons, conditions, statusSection(string(page))) {
 		t.Error(p)
 	}
 }
@@ -155,13 +155,13 @@ func TestReasonProblems(t *testing.T) {
 			reasons: []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "Created", "Created"}},
 			section: section,
 		},
-		"reason missing from the README": {
+		"reason missing from the page": {
 			reasons: []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}, {"reasons.go", "Created", "Created"},
 				{"reasons.go", "Deleted", "Deleted"}},
 			section:  section,
 			problems: 1,
 		},
-		"README lists an unknown reason": {
+		"page lists an unknown reason": {
 			reasons:  []constant{{"reasons.go", "AllComponentsReady", "AllComponentsReady"}},
 			section:  section,
 			problems: 1,
@@ -181,7 +181,7 @@ func TestReasonProblems(t *testing.T) {
 			section:  "\n| reasons |\n|---|\n| `AllComponentsReady`, `Created`, `Ready` |\n",
 			problems: 1,
 		},
-		"no Status section": {
+		"no Conditions section": {
 			problems: 1,
 		},
 	}

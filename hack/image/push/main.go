@@ -1,12 +1,13 @@
-// Command image-push pushes the operator's image, as make image wrote it (an OCI image layout
-// whose index.json points at a multi-platform image index annotated with
+// Command push (make image-push) pushes the operator's image, as make image wrote it (an OCI
+// image layout whose index.json points at a multi-platform image index annotated with
 // org.opencontainers.image.ref.name=<version>), to a registry as <repo>:<version>, with every
 // platform's image, by digest: what is pushed is exactly what was built and tested. It uses
 // go-containerregistry's remote package and the Docker config's credentials
 // (authn.DefaultKeychain: ~/.docker/config.json, as written by `docker login` or `crane auth
-// login`). Usage (make image-push runs it):
+// login`). Like hack/image, whose module it is in, it takes a relative -layout from the
+// repository root. Usage (make image-push runs it so):
 //
-//	go run ./hack/image-push -layout _output/image/layout -repo quay.io/change-metrics/monocle-operator
+//	go run -C hack/image ./push -layout _output/image/layout -repo quay.io/change-metrics/monocle-operator
 //
 // It prints the pushed reference with its digest, for signing (cosign sign <ref>@<digest>).
 package main
@@ -21,16 +22,22 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/change-metrics/monocle-operator/hack/image/internal/repo"
 )
 
 // refName is the OCI annotation naming an index entry of a layout (image-spec annotations.md).
 const refName = "org.opencontainers.image.ref.name"
 
 func main() {
-	dir := flag.String("layout", "_output/image/layout", "The OCI image layout make image wrote.")
-	repo := flag.String("repo", "", "The repository to push to, without tag (e.g. quay.io/change-metrics/monocle-operator).")
+	dir := flag.String("layout", "_output/image/layout", "The OCI image layout make image wrote (relative to the repository root).")
+	repository := flag.String("repo", "", "The repository to push to, without tag (e.g. quay.io/change-metrics/monocle-operator).")
 	flag.Parse()
-	ref, err := push(context.Background(), *dir, *repo, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	var ref string
+	err := repo.Chdir()
+	if err == nil {
+		ref, err = push(context.Background(), *dir, *repository, remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "image-push:", err)
 		os.Exit(1)

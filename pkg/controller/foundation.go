@@ -1,0 +1,147 @@
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// foundation is what the foundation phase hands to the later ones.
+type foundation struct {
+	// apiSecret is the Secret "<name>-api" (nil until the generated keys are there).
+	apiSecret *corev1.Secret
+	// config is the config.yaml the pods are to run.
+	config configState
+	// secrets says which components get every variable they need.
+	secrets secretsCheck
+}
+
+// configReady reports whether there is a config for the pods to run.
+func (f foundation) configReady() bool { return f.config.config != "" }
+
+// configHash is the hash of the config the pods are to run, "" when there is none.
+func (f foundation) configHash() string {
+	if !f.configReady() {
+		return ""
+	}
+	return resources.ConfigHash(f.config.config)
+}
+
+// ensureFoundation is the phase that makes what the workloads stand on: the generated keys,
+// the Secret "<name>-api", the config, the Services, the Elasticsearch StatefulSet and its
+// storage, the disruption budget, the NetworkPolicy, the exposure, the monitoring and the
+// backup volume. It sets ConfigValid, SecretsReady, SpecAccepted, OIDCReady, StorageReady,
+// Exposed and Monitored.
+//
+// The keys' backup Secret comes first, alone: it is a new Monocle's first request, so when the
+// API server cannot serve, the sync stops having sent one request (see syncState.fail). The
+// objects that need nothing of each other follow at once, the Secret "<name>-api" among them:
+// a new Monocle's creates then take about one request's time rather than the sum of them.
+func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) foundation {
+	m := st.m
+	keys, err := c.ensureKeys(ctx, m, st.adopting)
+	st.fail(err)
+	var f foundation
+	// The StatefulSet as the previous sync left it, from the cache.
+	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+	st.run(ctx,
+		func(ctx context.Context) (func(*syncState), []error) {
+			if keys.keys == nil {
+				return nil, nil
+			}
+			secret, err := c.ensureAPISecret(ctx, m, keys, st.adopting)
+			return func(*syncState) { f.apiSecret = secret }, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			cfg, err := c.ensureConfig(ctx, m)
+			return func(st *syncState) {
+				f.config = cfg
+				st.setCondition(cfg.condition)
+				if hash := f.configHash(); hash != "" {
+					st.status.ConfigHash = hash
+				}
+				if cfg.source != "" {
+					st.status.ConfigSource = cfg.source
+				}
+			}, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			// A Service is switched from the earlier operator's selector once its component
+			// serves from pods with the instance's labels (serviceClient); the workloads are
+			// read from the cache, as the previous sync left them.
+			_, err := ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
+			return nil, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			return c.ensureElasticsearch(ctx, st, cachedElastic)
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			cachedAPI, _ := c.observeDeployments(m)
+			_, err := ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
+			return nil, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			return nil, []error{c.ensureAPIDisruptionBudget(ctx, m)}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m, c.operatorNamespace))
+			return nil, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			exposed, errs := c.ensureExposure(ctx, m)
+			return func(st *syncState) {
+				st.setCondition(exposed.condition)
+				st.status.URL = statusURL(m, exposed.assignedURL)
+			}, errs
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			monitored, err := c.ensureMonitoring(ctx, m)
+			return func(st *syncState) { st.setCondition(monitored) }, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			return nil, []error{c.ensureBackupClaim(ctx, m)}
+		},
+	)
+
+	f.secrets, err = c.checkSecrets(ctx, m, f.config.parsed, f.apiSecret)
+	st.fail(err)
+	st.setCondition(f.secrets.condition)
+	if oidc := day2.OIDCCondition(m, f.config.parsed); oidc != nil {
+		st.setCondition(*oidc)
+	} else if f.config.parsed != nil {
+		// The config in force has no OIDC auth_provider.
+		st.removeCondition(monoclev1alpha1.ConditionOIDCReady)
+	}
+	return f
+}
+
+// ensureElasticsearch is the foundation step of the Elasticsearch StatefulSet and its
+// storage: the StatefulSet is written only while the spec's Elasticsearch is one the operator
+// accepts (SpecAccepted), and the volume follows storageSize (StorageReady).
+func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cached *appsv1.StatefulSet) (func(*syncState), []error) {
+	m := st.m
+	var live *appsv1.StatefulSet
+	if cached != nil && isControlledBy(cached, m) {
+		live = cached
+	}
+	var errs []error
+	spec := day2.ElasticSpecCondition(m, live)
+	if spec.Status == metav1.ConditionTrue {
+		var err error
+		live, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, st.volume))
+		errs = append(errs, err)
+	}
+	storage, err := c.ensureStorage(ctx, m, st.volume)
+	errs = append(errs, err)
+	return func(st *syncState) {
+		st.elastic = live
+		st.setCondition(spec)
+		st.setCondition(storage)
+	}, errs
+}

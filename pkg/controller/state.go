@@ -1,0 +1,209 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+)
+
+// syncState is what one sync of a Monocle has seen, decided and met, handed from phase to
+// phase (see syncHandler).
+//
+// Its status starts as a copy of the Monocle's: unchanged is the default, and a phase with
+// nothing new to say of a field leaves it as the last sync wrote it. Conditions enter through
+// setCondition and leave through removeCondition, errors through fail, and the events a phase
+// decides on through event; finishSync writes them all at once. Only the sync's goroutine
+// writes the state: a phase's parallel steps (run) hand their results back, and run applies
+// them in a fixed order once every step has returned.
+type syncState struct {
+	// m is the sync's own copy of the Monocle; now is the time its decisions are made at.
+	m   *monoclev1alpha1.Monocle
+	now time.Time
+	// status is the status to write, as the phases leave it; the conditions, Ready,
+	// Progressing and Degraded are set from the rest by computeStatus.
+	status monoclev1alpha1.MonocleStatus
+
+	// conditions are the per-concern conditions the phases set, by type; removed are the
+	// types they drop from the status.
+	conditions map[string]metav1.Condition
+	removed    []string
+
+	// adopting is set while the Secret "<name>-api" is the earlier operator's; volume is the
+	// name of the Elasticsearch volume claim template (adopt).
+	adopting bool
+	volume   string
+
+	// The objects the workloads' status is read from: the StatefulSet and the Deployments m
+	// controls, as the sync left them (nil: none).
+	elastic      *appsv1.StatefulSet
+	api, crawler *appsv1.Deployment
+	// apiWaits is set when the API Deployment was neither created nor rolled because
+	// Elasticsearch has no ready pod (elasticfirst.go).
+	apiWaits bool
+	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
+	// under way, and its end enqueues the Monocle.
+	holdStatus bool
+
+	// events are those the phases decided on, recorded by finishSync in order.
+	events []event
+
+	// mu guards errs, which parallel steps add to.
+	mu   sync.Mutex
+	errs []error
+	// abort cancels the context of the sync's requests with its cause (see fail).
+	abort context.CancelCauseFunc
+}
+
+// event is an event a phase decided on, recorded on the Monocle when its status is written.
+type event struct {
+	eventType, reason, message string
+}
+
+// newSyncState returns the state of a sync of m at now, and the context of the sync's
+// requests, which fail cancels.
+func newSyncState(ctx context.Context, m *monoclev1alpha1.Monocle, now time.Time) (context.Context, *syncState) {
+	ctx, abort := context.WithCancelCause(ctx)
+	return ctx, &syncState{m: m, now: now, status: *m.Status.DeepCopy(), conditions: map[string]metav1.Condition{}, abort: abort}
+}
+
+// setCondition sets a per-concern condition of the status, replacing one of the same type
+// this sync set before.
+func (st *syncState) setCondition(c metav1.Condition) {
+	st.conditions[c.Type] = c
+}
+
+// removeCondition drops the condition of type typ from the status.
+func (st *syncState) removeCondition(typ string) {
+	delete(st.conditions, typ)
+	st.removed = append(st.removed, typ)
+}
+
+// condition returns the condition of type typ this sync set, or nil.
+func (st *syncState) condition(typ string) *metav1.Condition {
+	if c, ok := st.conditions[typ]; ok {
+		return &c
+	}
+	return nil
+}
+
+// event records an event on the Monocle once its status is written.
+func (st *syncState) event(eventType, reason, message string) {
+	st.events = append(st.events, event{eventType, reason, message})
+}
+
+// fail adds err (nil: nothing) to the sync's errors. An error that every later request of the
+// sync would meet too, the API server being unavailable or the namespace being deleted, also
+// aborts the sync: the remaining requests then fail in the client, before they are sent, and
+// syncHandler ends with it. Safe for parallel steps.
+func (st *syncState) fail(err error) {
+	if err == nil {
+		return
+	}
+	st.mu.Lock()
+	st.errs = append(st.errs, err)
+	st.mu.Unlock()
+	if serverUnavailable(err) || namespaceTerminating(err) {
+		st.abort(err)
+	}
+}
+
+// step is one of a phase's independent pieces of work: it makes its requests with ctx and
+// returns how its result enters the state (nil: it adds nothing) and its errors.
+type step func(ctx context.Context) (apply func(*syncState), errs []error)
+
+// run runs steps at once and returns when all have returned. Each step's errors go to fail as
+// soon as it returns, so that one meeting an unavailable API server stops the others; the
+// results are then applied in the order of steps, by the sync's goroutine alone.
+func (st *syncState) run(ctx context.Context, steps ...step) {
+	applies := make([]func(*syncState), len(steps))
+	var wg sync.WaitGroup
+	for i, s := range steps {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			apply, errs := s(ctx)
+			for _, err := range errs {
+				st.fail(err)
+			}
+			applies[i] = apply
+		}()
+	}
+	wg.Wait()
+	for _, apply := range applies {
+		if apply != nil {
+			apply(st)
+		}
+	}
+}
+
+// conditionOrder is the order of the conditions in a status the operator writes first: the
+// summary (Ready, Progressing, Degraded), then the per-concern conditions in the order of the
+// phases that set them. A condition already in the status keeps its place.
+var conditionOrder = []string{
+	monoclev1alpha1.ConditionReady,
+	monoclev1alpha1.ConditionProgressing,
+	monoclev1alpha1.ConditionDegraded,
+	monoclev1alpha1.ConditionConfigValid,
+	monoclev1alpha1.ConditionSecretsReady,
+	monoclev1alpha1.ConditionSpecAccepted,
+	monoclev1alpha1.ConditionOIDCReady,
+	monoclev1alpha1.ConditionAdopted,
+	monoclev1alpha1.ConditionStorageReady,
+	monoclev1alpha1.ConditionExposed,
+	monoclev1alpha1.ConditionMonitored,
+	monoclev1alpha1.ConditionIdentsUpdated,
+	monoclev1alpha1.ConditionPaused,
+	monoclev1alpha1.ConditionElasticsearchHealthy,
+	monoclev1alpha1.ConditionDiskPressure,
+	monoclev1alpha1.ConditionAPIHealthy,
+	monoclev1alpha1.ConditionCrawlersHealthy,
+	monoclev1alpha1.ConditionCrawlersProgressing,
+	monoclev1alpha1.ConditionUpgraded,
+	monoclev1alpha1.ConditionBackupReady,
+	monoclev1alpha1.ConditionRestored,
+}
+
+// orderedConditions returns conds sorted by conditionOrder; a type it does not list comes
+// last, by name.
+func orderedConditions(conds map[string]metav1.Condition) []metav1.Condition {
+	rank := func(typ string) int {
+		if i := slices.Index(conditionOrder, typ); i >= 0 {
+			return i
+		}
+		return len(conditionOrder)
+	}
+	out := make([]metav1.Condition, 0, len(conds))
+	for _, c := range conds {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b metav1.Condition) int {
+		return cmp.Or(cmp.Compare(rank(a.Type), rank(b.Type)), cmp.Compare(a.Type, b.Type))
+	})
+	return out
+}
+
+// writeConditions sets the summary conditions and those of st into status, and drops the
+// removed ones; meta.SetStatusCondition keeps lastTransitionTime when a condition's status
+// does not change.
+func (st *syncState) writeConditions(status *monoclev1alpha1.MonocleStatus, summary ...metav1.Condition) {
+	for _, typ := range st.removed {
+		apimeta.RemoveStatusCondition(&status.Conditions, typ)
+	}
+	all := maps.Clone(st.conditions)
+	for _, c := range summary {
+		all[c.Type] = c
+	}
+	for _, cond := range orderedConditions(all) {
+		cond.ObservedGeneration = st.m.Generation
+		apimeta.SetStatusCondition(&status.Conditions, cond)
+	}
+}

@@ -1,0 +1,97 @@
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// workloads is what the workloads phase hands to the later ones.
+type workloads struct {
+	// maintenance is what spec.maintenance and the automatic requests ask of this sync.
+	maintenance maintenancePlan
+	// restoring is set until spec.restore's restore has succeeded: the API and the crawler
+	// stay at zero replicas and no Job runs.
+	restoring bool
+	// upgrade is what the upgrade of the API's image asks of this sync.
+	upgrade day2.UpgradeStep
+	// lastBackup is what the last read of Elasticsearch did of the backup work (nil: none).
+	lastBackup *operand.BackupOutcome
+}
+
+// ensureWorkloads is the phase of the API and crawler Deployments. They need the generated
+// keys, a config and the variables each reads from the Secrets: until they are there, a
+// component is neither created nor rolled and keeps running what it runs. A restore keeps
+// them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
+// its success starts them. An image change of the API is an upgrade, in phases
+// (day2.PlanUpgrade). It sets Restored and Upgraded, and status.restore and status.upgrade.
+func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
+	m := st.m
+	st.api, st.crawler = c.observeDeployments(m)
+	w := workloads{maintenance: c.planMaintenance(m, f.config.parsed)}
+	w.lastBackup = c.operand.LastBackup(m)
+	restore := day2.RestoreStatusAfter(m, w.lastBackup, st.now)
+	st.status.Restore = restore.Status
+	if restore.Condition != nil {
+		st.setCondition(*restore.Condition)
+	}
+	w.restoring = restore.Status != nil && restore.Status.Phase != monoclev1alpha1.RestoreSucceeded
+	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
+	st.status.Upgrade = w.upgrade.Status
+	st.setCondition(w.upgrade.Condition)
+	if f.apiSecret == nil || !f.configReady() {
+		return w
+	}
+	in := resources.Inputs{ConfigHash: f.configHash(), SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
+		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
+		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
+		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
+	st.run(ctx,
+		func(ctx context.Context) (func(*syncState), []error) {
+			if !f.secrets.api {
+				return nil, nil
+			}
+			desired := resources.NewAPIDeployment(m, in)
+			if c.apiWaits(m, st.elastic, st.api, desired) {
+				return func(st *syncState) { st.apiWaits = true }, nil
+			}
+			api, err := ensure(ctx, c, m, c.deployments, desired)
+			return func(st *syncState) { st.api = api }, []error{err}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			if !f.secrets.crawler {
+				return nil, nil
+			}
+			crawler, err := ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
+			return func(st *syncState) { st.crawler = crawler }, []error{err}
+		},
+	)
+	return w
+}
+
+// observeDeployments returns the API and crawler Deployments m controls, from the cache.
+func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawler *appsv1.Deployment) {
+	get := func(name string) *appsv1.Deployment {
+		d, err := c.deploymentsLister.Deployments(m.Namespace).Get(name)
+		if err != nil || !isControlledBy(d, m) {
+			return nil
+		}
+		return d
+	}
+	return get(resources.APIName(m)), get(resources.CrawlerName(m))
+}
+
+// ensureAPIDisruptionBudget keeps a PodDisruptionBudget for the API while it has more than
+// one replica, and deletes it otherwise (a budget over one pod would block node drains).
+func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1alpha1.Monocle) error {
+	if resources.NeedsAPIDisruptionBudget(m) {
+		_, err := ensure(ctx, c, m, c.pdbs, resources.NewAPIPodDisruptionBudget(m))
+		return err
+	}
+	return deleteOwned(ctx, c, m, c.pdbs, resources.APIName(m), "the API runs one replica")
+}
