@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -65,7 +66,7 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 		if err != nil {
 			return nil, nil, err
 		}
-		c.ReadOperands(ctx, controller.OperandOptions{Interval: o.readInterval, Timeout: o.readTimeout,
+		c.ReadOperands(ctx, operand.Options{Interval: o.readInterval, Timeout: o.readTimeout,
 			DialAddress: o.dialAddress, OperatorNamespace: inClusterNamespace()})
 		controllers = append(controllers, c)
 		starters = append(starters, kube.start, monocleFactory.Start, metadataFactory.Start)

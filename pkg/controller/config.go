@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -64,7 +65,7 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	} else {
 		st.condition = metav1.Condition{
 			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: reasons.InvalidConfig,
-			Message: truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
+			Message: day2.Truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
 		}
 		if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
 			if last, err := monocleconfig.Parse(live.Data[resources.ConfigKey]); err == nil {
@@ -113,7 +114,7 @@ func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	if err != nil {
 		st.condition = metav1.Condition{
 			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: reasons.InvalidConfig,
-			Message: truncate(fmt.Sprintf("ConfigMap %s does not hold a valid Monocle config.yaml; the API and crawler are not restarted until it does (a pod that restarts meanwhile reads it): %v",
+			Message: day2.Truncate(fmt.Sprintf("ConfigMap %s does not hold a valid Monocle config.yaml; the API and crawler are not restarted until it does (a pod that restarts meanwhile reads it): %v",
 				name, err)),
 		}
 		return st, nil
@@ -205,7 +206,7 @@ func (c *Controller) trackJob(ctx context.Context, m *monoclev1alpha1.Monocle, s
 // runsConfig reports whether Deployment d has rolled out a pod template of config configHash
 // (or of no config hash: an image that reloads its config by itself) and has a ready pod.
 func runsConfig(d *appsv1.Deployment, configHash string) bool {
-	if !deploymentRolledOut(d) || d.Status.ReadyReplicas == 0 {
+	if !day2.DeploymentRolledOut(d) || d.Status.ReadyReplicas == 0 {
 		return false
 	}
 	hash, ok := d.Spec.Template.Annotations[resources.ConfigHashAnnotation]
@@ -250,7 +251,7 @@ func jobStatus(want *monoclev1alpha1.MaintenanceJobStatus, j *batchv1.Job) *mono
 		out.Phase = monoclev1alpha1.JobFailed
 		for _, cond := range j.Status.Conditions {
 			if cond.Type == batchv1.JobFailed {
-				out.Message = truncate(cond.Reason + ": " + cond.Message)
+				out.Message = day2.Truncate(cond.Reason + ": " + cond.Message)
 				out.CompletionTime = &cond.LastTransitionTime
 			}
 		}

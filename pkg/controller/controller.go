@@ -43,6 +43,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
 	monocleinformers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
@@ -132,9 +133,9 @@ type Controller struct {
 	recorder record.EventRecorder
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
-	// health reads each Monocle's Elasticsearch in the background (ReadOperands); nil when
-	// reading is off.
-	health *healthReads
+	// operand reads each Monocle's operands in the background and carries out what syncs
+	// plan (ReadOperands); operand.Off() when reading is off.
+	operand operand.Worker
 	// operatorNamespace is the namespace of the operator's pods, which each NetworkPolicy
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
 	// cluster.
@@ -213,6 +214,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		staleCacheBackoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
 		recorder:           recorder,
 		random:             rand.Reader,
+		operand:            operand.Off(),
 	}
 	c.newKindClients()
 

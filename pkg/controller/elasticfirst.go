@@ -5,6 +5,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 )
 
 // Elasticsearch first. Monocle's API sets up each workspace's index before it listens, and
@@ -40,7 +41,7 @@ func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1
 // another owner holds in the cache does not wait: ensure then reports the conflict, and
 // neither does anything when AutoPilotOffAnnotation turns this part off.
 func (c *Controller) apiWaits(m *monoclev1alpha1.Monocle, elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
-	if autoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
+	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
 		return false
 	}
 	if live == nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -93,7 +94,7 @@ func exposedCondition(m *monoclev1alpha1.Monocle, made, missing []string, err er
 			strings.Join(missing, ", "))
 	case err != nil:
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.ExposureFailed
-		cond.Message = truncate(err.Error())
+		cond.Message = day2.Truncate(err.Error())
 	case len(made) == 0:
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.NotExposed
 		cond.Message = fmt.Sprintf("No ingress, httpRoute or route is set: run %s and open %s",

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -111,7 +112,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 	f.secrets, err = c.checkSecrets(ctx, m, f.config.parsed, f.apiSecret)
 	st.fail(err)
 	st.setCondition(f.secrets.condition)
-	if oidc := oidcCondition(m, f.config.parsed); oidc != nil {
+	if oidc := day2.OIDCCondition(m, f.config.parsed); oidc != nil {
 		st.setCondition(*oidc)
 	} else if f.config.parsed != nil {
 		// The config in force has no OIDC auth_provider.
@@ -130,7 +131,7 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 		live = cached
 	}
 	var errs []error
-	spec := elasticSpecCondition(m, live)
+	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
 		var err error
 		live, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, st.volume))

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
@@ -33,6 +34,6 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 	st.setCondition(identsCondition(st.status.UpdateIdents))
 	st.setCondition(metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: reasons.NotPaused,
-		Message: "The operator reconciles this Monocle" + autoPilotMessage(m),
+		Message: "The operator reconciles this Monocle" + day2.AutoPilotMessage(m),
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
@@ -48,27 +49,7 @@ var (
 		Help:           "1 when the Monocle's Ready condition is True, else 0.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"monocle_namespace", "monocle"})
-	// The last read of each Monocle's Elasticsearch (health.go), with the labels of
-	// monocleReady.
-	elasticsearchUp = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_up",
-		Help:           "1 when the operator's last read of the Monocle's Elasticsearch (GET _cluster/health, _cat/allocation) succeeded, else 0.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
-	elasticsearchStatus = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_status",
-		Help:           "1 for the cluster health (status: green, yellow or red) the Monocle's Elasticsearch last reported, 0 for the others.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle", "status"})
-	elasticsearchDiskUsed = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_disk_used_ratio",
-		Help:           "The share of the Monocle's Elasticsearch data volume in use (0 to 1), as Elasticsearch last reported it.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
-	// The backups of each Monocle with spec.backup (backup.go), from its status, with the
+	// The backups of each Monocle with spec.backup, from its status, with the
 	// labels of monocleReady.
 	backupLastSuccess = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace:      "monocle_operator",
@@ -82,7 +63,7 @@ var (
 		Help:           "1 when the Monocle's BackupReady condition is False (the newest snapshot failed, the repository cannot be registered, or the schedule is invalid), else 0; absent without spec.backup.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"monocle_namespace", "monocle"})
-	// crawlerCrawledUntil is status.crawlers[].crawledUntil (crawlers.go).
+	// crawlerCrawledUntil is status.crawlers[].crawledUntil.
 	crawlerCrawledUntil = metrics.NewGaugeVec(&metrics.GaugeOpts{
 		Namespace:      "monocle_operator",
 		Name:           "crawler_crawled_until_timestamp_seconds",
@@ -101,46 +82,18 @@ var (
 	registerMetrics sync.Once
 )
 
-// RegisterMetrics registers the controller's metrics in component-base's legacy registry,
-// once per process, with monocle_operator_build_info set to 1 for this binary's
-// version.Info().
+// RegisterMetrics registers the controller's metrics, and those the operand worker records
+// (operand.Metrics), in component-base's legacy registry, once per process, with
+// monocle_operator_build_info set to 1 for this binary's version.Info().
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo,
-			elasticsearchUp, elasticsearchStatus, elasticsearchDiskUsed, backupLastSuccess, backupFailing, crawlerCrawledUntil)
+			backupLastSuccess, backupFailing, crawlerCrawledUntil)
+		legacyregistry.MustRegister(operand.Metrics()...)
 		// component-base's metrics record nothing until registered: set after MustRegister.
 		info := version.Info()
 		buildInfo.WithLabelValues(info.Version, info.Commit, info.GoVersion).Set(1)
 	})
-}
-
-// recordElasticsearch sets the Elasticsearch metrics of the Monocle key from a read: health
-// is nil when the read failed.
-func recordElasticsearch(key cache.ObjectName, health *monoclev1alpha1.ElasticsearchHealth) {
-	if health == nil {
-		elasticsearchUp.WithLabelValues(key.Namespace, key.Name).Set(0)
-		return
-	}
-	elasticsearchUp.WithLabelValues(key.Namespace, key.Name).Set(1)
-	for _, status := range []string{"green", "yellow", "red"} {
-		v := 0.0
-		if health.Status == status {
-			v = 1
-		}
-		elasticsearchStatus.WithLabelValues(key.Namespace, key.Name, status).Set(v)
-	}
-	if health.DiskUsedPercent != nil {
-		elasticsearchDiskUsed.WithLabelValues(key.Namespace, key.Name).Set(float64(*health.DiskUsedPercent) / 100)
-	}
-}
-
-// forgetElasticsearch drops the Elasticsearch metrics of a Monocle that is gone.
-func forgetElasticsearch(key cache.ObjectName) {
-	elasticsearchUp.DeleteLabelValues(key.Namespace, key.Name)
-	elasticsearchDiskUsed.DeleteLabelValues(key.Namespace, key.Name)
-	for _, status := range []string{"green", "yellow", "red"} {
-		elasticsearchStatus.DeleteLabelValues(key.Namespace, key.Name, status)
-	}
 }
 
 // recordBackupMetrics sets the backup metrics of Monocle m from its status: st is

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -34,7 +35,7 @@ func (c *Controller) ensureMonitoring(ctx context.Context, m *monoclev1alpha1.Mo
 		return cond, nil
 	}
 	if _, err := ensure(ctx, c, m, k, resources.NewPodMonitor(m)); err != nil {
-		cond.Reason, cond.Message = reasons.MonitoringFailed, truncate(err.Error())
+		cond.Reason, cond.Message = reasons.MonitoringFailed, day2.Truncate(err.Error())
 		return cond, err
 	}
 	cond.Status, cond.Reason = metav1.ConditionTrue, reasons.Monitored

@@ -6,76 +6,89 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
+// ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
+// the Elasticsearch work syncs plan, with o (see package operand); ctx ends the reads under
+// way. Call it before Run; without it, or with o.Interval 0, the status has no
+// Elasticsearch health and no ElasticsearchHealthy, DiskPressure or APIHealthy condition.
+func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
+	if o.Interval > 0 {
+		c.operand = operand.New(ctx, o, c.queue.AddAfter)
+		c.operatorNamespace = o.OperatorNamespace
+	}
+}
+
 // readOperand is the phase of the operands, Elasticsearch and the Monocle API. It hands the
-// work due to the background reads (health.go): the backup plan, a pre-upgrade snapshot, an
-// index deletion, a restore step, and whether read-only blocks may be cleared; and it makes
-// the status of what the last read found: Elasticsearch's health, backups, unused indices,
-// crawler progress, storage growth and the restarts of a stuck crawler or a blocked API. It
-// sets ElasticsearchHealthy, DiskPressure, APIHealthy, CrawlersHealthy, CrawlersProgressing
-// and BackupReady.
+// work due to the operand worker (package operand): the backup plan, a pre-upgrade snapshot,
+// an index deletion, a restore step, and whether read-only blocks may be cleared; and it
+// makes the status of what the last read found: Elasticsearch's health, backups, unused
+// indices, crawler progress, storage growth and the restarts of a stuck crawler or a blocked
+// API. It sets ElasticsearchHealthy, DiskPressure, APIHealthy, CrawlersHealthy,
+// CrawlersProgressing and BackupReady.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
-	if c.health != nil {
-		elasticReady := elasticServing(st.elastic)
-		plan := planBackup(m, now)
-		if w.upgrade.snapshot != "" && plan.repo.Type != "" {
-			plan.take = w.upgrade.snapshot
-		}
-		deletion := planIndexDeletion(m, f.config.parsed)
-		plan.deleteIndex = deletion.index
-		plan.keepBlocks = autoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
-		plan.restore = planRestore(m, workloadsStopped(st.api, st.crawler), elasticReady)
-		apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
-		last, pending := c.health.observe(ctx, m, readInputs{elasticReady: elasticReady, apiReady: apiReady, plan: plan,
-			workspaces: crawlerWorkspaces(st.status.Crawlers)})
+	elasticReady := elasticServing(st.elastic)
+	plan := day2.PlanBackup(m, now)
+	if w.upgrade.Snapshot != "" && plan.Repo.Type != "" {
+		plan.Take = w.upgrade.Snapshot
+	}
+	deletion := day2.PlanIndexDeletion(m, f.config.parsed)
+	plan.DeleteIndex = deletion.Index
+	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
+	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(st.api, st.crawler), elasticReady)
+	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
+	// A worker that does not read (operand.Off) leaves all this as the status has it.
+	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
+		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)}); reading {
 		// Only a Monocle whose health no read has reported yet waits for the first.
-		st.holdStatus = pending && earlierHealth(m) == nil
-		if last.health != nil {
-			st.status.ElasticsearchHealth = last.health.DeepCopy()
+		st.holdStatus = last.Pending && day2.EarlierHealth(m) == nil
+		if last.Health != nil {
+			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}
 		pvc := c.elasticPVC(m, st.volume)
-		growth, growthEvent := planStorageGrowth(m, pvc, last, func() (bool, error) {
+		growth, growthEvent := day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
 		}, now)
 		st.status.StorageGrowth = growth
 		if e := growthEvent; e != nil {
 			typ := corev1.EventTypeNormal
-			if e.warning {
+			if e.Warning {
 				typ = corev1.EventTypeWarning
 			}
-			st.event(typ, e.reason, e.message)
+			st.event(typ, e.Reason, e.Message)
 		}
-		st.status.APIRestart = planAPIRestart(m, last, st.api, now)
+		st.status.APIRestart = day2.PlanAPIRestart(m, last, st.api, now)
 		if r := st.status.APIRestart; r != nil && (m.Status.APIRestart == nil || !r.Time.Equal(&m.Status.APIRestart.Time)) {
 			st.event(corev1.EventTypeWarning, reasons.APIRestarted, "Restarting the API pods: "+r.Reason)
 		}
-		for _, cond := range withGrowth(healthConditions(m, last, elasticReady), growth) {
+		for _, cond := range day2.WithGrowth(day2.HealthConditions(m, last, elasticReady), growth) {
 			st.setCondition(cond)
 		}
-		st.setCondition(apiCondition(m, last, apiReady))
-		lastBackup = last.backup
-		st.status.UnusedIndices = unusedIndices(m, f.config.parsed, last.indices)
-		st.status.IndexDeletion = deletionStatus(m, deletion, last.deleted, now)
-		crawlers := withProgress(m, st.status.Crawlers, last.crawlers, last.crawlerErrors)
-		if last.crawlers != nil {
-			st.setCondition(crawlersHealthyCondition(crawlers))
+		st.setCondition(day2.APICondition(m, last, apiReady))
+		lastBackup = last.Backup
+		st.status.UnusedIndices = day2.UnusedIndices(m, f.config.parsed, last.Indices)
+		st.status.IndexDeletion = day2.DeletionStatus(m, deletion, last.Deleted, now)
+		crawlers := day2.WithProgress(m, st.status.Crawlers, last.Crawlers, last.CrawlerErrors)
+		if last.Crawlers != nil {
+			st.setCondition(day2.CrawlersHealthyCondition(crawlers))
 		}
-		stall := checkCrawlers(m, crawlers, st.crawler, last.crawlers != nil || m.Status.CrawlerRestarts != nil, now)
-		st.status.Crawlers, st.status.CrawlerRestarts = stall.crawlers, stall.restarts
-		if stall.restarted {
-			st.event(corev1.EventTypeWarning, reasons.CrawlerRestarted, "Restarting the crawler pod: "+stall.restarts.Reason)
+		stall := day2.CheckCrawlers(m, crawlers, st.crawler, last.Crawlers != nil || m.Status.CrawlerRestarts != nil, now)
+		st.status.Crawlers, st.status.CrawlerRestarts = stall.Crawlers, stall.Restarts
+		if stall.Restarted {
+			st.event(corev1.EventTypeWarning, reasons.CrawlerRestarted, "Restarting the crawler pod: "+stall.Restarts.Reason)
 		}
-		if stall.condition != nil {
-			st.setCondition(*stall.condition)
+		if stall.Condition != nil {
+			st.setCondition(*stall.Condition)
 		}
 	}
-	backup := backupStatus(m, lastBackup, now)
-	st.status.Backup = backup.status
-	if backup.condition.Type != "" {
-		st.setCondition(backup.condition)
+	backup := day2.BackupStatus(m, lastBackup, now)
+	st.status.Backup = backup.Status
+	if backup.Condition.Type != "" {
+		st.setCondition(backup.Condition)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	core "k8s.io/client-go/testing"
 
@@ -65,40 +63,5 @@ func expectRefused(t *testing.T, status *monoclev1alpha1.Monocle, reason, text s
 	}
 	if d := condition(t, status, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != reason {
 		t.Errorf("Degraded = %+v, want True/%s", d, reason)
-	}
-}
-
-// TestHeapAboveLimitIsRefused: a javaOpts heap above 75% of the memory limit (given, or the
-// default 1Gi) is refused with both numbers; 75% and the derived default are accepted.
-func TestHeapAboveLimitIsRefused(t *testing.T) {
-	limit := func(q string) *corev1.ResourceRequirements {
-		return &corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(q)}}
-	}
-	for _, c := range []struct {
-		javaOpts  string
-		resources *corev1.ResourceRequirements
-		refused   string
-	}{
-		{"-Xms1g -Xmx1g", limit("1Gi"), "heap of 1g (1024 MiB) for a memory limit of 1Gi (1024 MiB)"},
-		{"-Xmx900M", nil, "heap of 900M (900 MiB) for a memory limit of 1Gi (1024 MiB)"},
-		{"-Xmx512m -Xmx3g", limit("4Gi"), ""},
-		{"-Xmx3g -Xmx512m", limit("2Gi"), ""},
-		{"-Xmx3g -Xmx4g", limit("4Gi"), "heap of 4g"},
-		{"-Xmx768m", nil, ""},
-		{"-Xmx769m", nil, "heap of 769m"},
-		{"-Xmx99999999999999999999g", limit("64Gi"), "heap of 99999999999999999999g"},
-		{"-Xmx9999999999g", limit("64Gi"), "heap of 9999999999g"},
-		{"-Xms2g", limit("1Gi"), ""},
-		{"", limit("8Gi"), ""},
-	} {
-		m := newMonocle("demo")
-		m.Spec.Elasticsearch.JavaOpts, m.Spec.Elasticsearch.Resources = c.javaOpts, c.resources
-		cond := elasticSpecCondition(m, nil)
-		switch {
-		case c.refused == "" && cond.Status != metav1.ConditionTrue:
-			t.Errorf("%q: refused: %s", c.javaOpts, cond.Message)
-		case c.refused != "" && (cond.Reason != reasons.HeapAboveLimit || !strings.Contains(cond.Message, c.refused)):
-			t.Errorf("%q: SpecAccepted = %+v, want HeapAboveLimit saying %q", c.javaOpts, cond, c.refused)
-		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -43,9 +44,6 @@ func warnsOf(cond metav1.Condition) bool {
 	}
 	return false
 }
-
-// maxMessage bounds condition messages built from API errors.
-const maxMessage = 1024
 
 // updateMonocleStatus computes the status from what the sync observed and writes it with
 // UpdateStatus only when it differs from the cached one; it records an event when Ready
@@ -114,8 +112,8 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		done   bool
 	}{
 		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)},
-		{"api", status.API, deploymentRolledOut(st.api)},
-		{"crawler", status.Crawler, deploymentRolledOut(st.crawler)},
+		{"api", status.API, day2.DeploymentRolledOut(st.api)},
+		{"crawler", status.Crawler, day2.DeploymentRolledOut(st.crawler)},
 	}
 	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
 	// tells a rollout apart; component status.ready needs both.
@@ -155,7 +153,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	degraded := metav1.Condition{Type: monoclev1alpha1.ConditionDegraded, Status: metav1.ConditionFalse, Reason: reasons.AsExpected,
 		Message: "The operator converges every owned object"}
 	if len(causes) > 0 {
-		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, causes[0], truncate(strings.Join(messages, ". "))
+		degraded.Status, degraded.Reason, degraded.Message = metav1.ConditionTrue, causes[0], day2.Truncate(strings.Join(messages, ". "))
 	}
 
 	progressing := metav1.Condition{Type: monoclev1alpha1.ConditionProgressing, Status: metav1.ConditionFalse, Reason: reasons.RolloutComplete,
@@ -175,13 +173,13 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	case restore != nil && restore.Status == metav1.ConditionFalse:
 		// The restore keeps the API and the crawler stopped.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message
-	case upgradeStopsMonocle(status.Upgrade):
+	case day2.UpgradeStopsMonocle(status.Upgrade):
 		// The upgrade stops the crawler, then replaces the API.
 		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.Upgrading
-		ready.Message = upgradingCondition(status.Upgrade).Message
+		ready.Message = day2.UpgradingCondition(status.Upgrade).Message
 	case len(notReady) > 0 && degraded.Status == metav1.ConditionTrue:
 		ready.Status, ready.Reason = metav1.ConditionFalse, degraded.Reason
-		ready.Message = truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
+		ready.Message = day2.Truncate("Waiting for " + strings.Join(notReady, ", ") + ". " + degraded.Message)
 	case len(notReady) > 0:
 		ready.Status, ready.Reason = metav1.ConditionFalse, reasons.ComponentsNotReady
 		if was := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); was == nil || was.Reason == reasons.Starting {
@@ -203,16 +201,7 @@ func deploymentStatus(d *appsv1.Deployment) monoclev1alpha1.ComponentStatus {
 	if d == nil {
 		return monoclev1alpha1.ComponentStatus{}
 	}
-	return componentStatus(&d.Spec.Template.Spec, d.Spec.Replicas, d.Status.ReadyReplicas, deploymentRolledOut(d))
-}
-
-// deploymentRolledOut reports whether every pod of d runs its latest spec.
-func deploymentRolledOut(d *appsv1.Deployment) bool {
-	if d == nil {
-		return false
-	}
-	want := ptr.Deref(d.Spec.Replicas, 1)
-	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want
+	return componentStatus(&d.Spec.Template.Spec, d.Spec.Replicas, d.Status.ReadyReplicas, day2.DeploymentRolledOut(d))
 }
 
 // componentStatus is the status of a workload with pod template spec, desired replicas (nil
@@ -251,11 +240,4 @@ func firstImage(spec *corev1.PodSpec) string {
 		return ""
 	}
 	return spec.Containers[0].Image
-}
-
-func truncate(s string) string {
-	if len(s) <= maxMessage {
-		return s
-	}
-	return s[:maxMessage] + "…"
 }

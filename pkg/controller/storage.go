@@ -11,12 +11,13 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // ensureStorage brings the Elasticsearch PVC to spec.storageSize, or the larger size storage
-// growth reached (storageWant), where that can be done in place: a larger size is requested from the PVC when its StorageClass allows volume
+// growth reached (day2.StorageWant), where that can be done in place: a larger size is requested from the PVC when its StorageClass allows volume
 // expansion. A shrink, a change of StorageClass or an expansion the class does not allow is
 // refused in the StorageReady condition; nothing is ever deleted to apply it. The StatefulSet's
 // volume claim template is immutable and keeps the size it was created with; the PVC is what
@@ -45,7 +46,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 	if m.Spec.StorageClassName != "" && m.Spec.StorageClassName != class {
 		return refuse("storageClassName %q differs from the volume's StorageClass %q and cannot be changed in place", m.Spec.StorageClassName, class)
 	}
-	want := storageWant(m)
+	want := day2.StorageWant(m)
 	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	switch want.Cmp(requested) {
 	case -1:

@@ -75,9 +75,7 @@ func (c *Controller) forget(key cache.ObjectName) {
 	monocleReady.DeleteLabelValues(key.Namespace, key.Name)
 	forgetBackup(key)
 	forgetCrawlers(key)
-	if c.health != nil {
-		c.health.forget(key)
-	}
+	c.operand.Forget(key)
 }
 
 // finishSync records the events and writes the status of a sync, and returns its errors.

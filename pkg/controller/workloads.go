@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -17,40 +19,38 @@ type workloads struct {
 	// stay at zero replicas and no Job runs.
 	restoring bool
 	// upgrade is what the upgrade of the API's image asks of this sync.
-	upgrade upgradeStep
+	upgrade day2.UpgradeStep
 	// lastBackup is what the last read of Elasticsearch did of the backup work (nil: none).
-	lastBackup *backupOutcome
+	lastBackup *operand.BackupOutcome
 }
 
 // ensureWorkloads is the phase of the API and crawler Deployments. They need the generated
 // keys, a config and the variables each reads from the Secrets: until they are there, a
 // component is neither created nor rolled and keeps running what it runs. A restore keeps
-// them at zero replicas until it has succeeded (restore.go): the sync that records its
-// success starts them. An image change of the API is an upgrade, in phases (upgrade.go). It
-// sets Restored and Upgraded, and status.restore and status.upgrade.
+// them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
+// its success starts them. An image change of the API is an upgrade, in phases
+// (day2.PlanUpgrade). It sets Restored and Upgraded, and status.restore and status.upgrade.
 func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
 	m := st.m
 	st.api, st.crawler = c.observeDeployments(m)
 	w := workloads{maintenance: c.planMaintenance(m, f.config.parsed)}
-	if c.health != nil {
-		w.lastBackup = c.health.lastBackup(m)
+	w.lastBackup = c.operand.LastBackup(m)
+	restore := day2.RestoreStatusAfter(m, w.lastBackup, st.now)
+	st.status.Restore = restore.Status
+	if restore.Condition != nil {
+		st.setCondition(*restore.Condition)
 	}
-	restore := restoreStatusAfter(m, w.lastBackup, st.now)
-	st.status.Restore = restore.status
-	if restore.condition != nil {
-		st.setCondition(*restore.condition)
-	}
-	w.restoring = restore.status != nil && restore.status.Phase != monoclev1alpha1.RestoreSucceeded
-	w.upgrade = planUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
-	st.status.Upgrade = w.upgrade.status
-	st.setCondition(w.upgrade.condition)
+	w.restoring = restore.Status != nil && restore.Status.Phase != monoclev1alpha1.RestoreSucceeded
+	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
+	st.status.Upgrade = w.upgrade.Status
+	st.setCondition(w.upgrade.Condition)
 	if f.apiSecret == nil || !f.configReady() {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash(), SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
-		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.stopCrawler, Restoring: w.restoring,
-		APIImage: w.upgrade.apiImage, CrawlerImage: w.upgrade.crawlerImage, APIRecreate: w.upgrade.apiRecreate,
-		CrawlerRestartedAt: crawlerRestartedAt(m), APIRestartedAt: apiRestartedAt(m)}
+		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
+		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
+		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.api {

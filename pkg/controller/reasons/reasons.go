@@ -182,7 +182,7 @@ const (
 )
 
 // Reasons of the ElasticsearchHealthy and DiskPressure conditions, and of their Warning
-// events (see health.go).
+// events (see day2/health.go).
 const (
 	// Green: Elasticsearch reports green (ElasticsearchHealthy, True).
 	Green = "Green"
@@ -223,7 +223,7 @@ const (
 	APIRestarted = "APIRestarted"
 )
 
-// Reasons of the Upgraded condition and of upgrade events (upgrade.go); UpToDate (True) is
+// Reasons of the Upgraded condition and of upgrade events (day2/upgrade.go); UpToDate (True) is
 // the reason of a Monocle that was never upgraded.
 const (
 	// Upgrading: an upgrade runs (False; a Normal event per phase).
@@ -238,7 +238,7 @@ const (
 	MonocleDowngrade = "MonocleDowngrade"
 )
 
-// Reasons of index deletion events (indices.go).
+// Reasons of index deletion events (day2/indices.go).
 const (
 	// IndexDeleted: the index of a removed workspace was deleted, as the annotation
 	// asked (Normal).
@@ -248,7 +248,7 @@ const (
 	IndexDeletionRefused = "IndexDeletionRefused"
 )
 
-// Reasons of the CrawlersHealthy condition (crawlers.go).
+// Reasons of the CrawlersHealthy condition (day2/crawlers.go).
 const (
 	// NoCrawlerErrors: no crawler stored an error in the last 24 hours (True).
 	NoCrawlerErrors = "NoCrawlerErrors"
@@ -257,7 +257,7 @@ const (
 	CrawlerErrors = "CrawlerErrors"
 )
 
-// Reasons of the CrawlersProgressing condition and of crawler restart events (stuck.go).
+// Reasons of the CrawlersProgressing condition and of crawler restart events (day2/stuck.go).
 const (
 	// CrawlersProgressing: every running crawler made progress within
 	// spec.crawler.stuckAfter (True).
@@ -272,7 +272,7 @@ const (
 	CrawlerStuck = "CrawlerStuck"
 )
 
-// Reasons of the OIDCReady condition (oidc.go), present only with an OIDC auth_provider.
+// Reasons of the OIDCReady condition (day2/oidc.go), present only with an OIDC auth_provider.
 const (
 	// OIDCOverHTTPS: the public URL is HTTPS (True).
 	OIDCOverHTTPS = "OIDCOverHTTPS"
@@ -281,7 +281,7 @@ const (
 	OIDCNeedsHTTPS = "OIDCNeedsHTTPS"
 )
 
-// Reasons of the APIHealthy condition (health.go).
+// Reasons of the APIHealthy condition (day2/health.go).
 const (
 	// APIAnswers: the API answered GET /health through its Service (True).
 	APIAnswers = "APIAnswers"
@@ -292,7 +292,7 @@ const (
 	APINotReady = "APINotReady"
 )
 
-// Reasons of the BackupReady condition and of backup events (backup.go).
+// Reasons of the BackupReady condition and of backup events (day2/backup.go).
 const (
 	// NotBackedUp: spec.backup is unset (BackupReady, False).
 	NotBackedUp = "NotBackedUp"
@@ -311,7 +311,7 @@ const (
 	NoBackupYet = "NoBackupYet"
 )
 
-// Reasons of the Restored condition and of restore events (restore.go); the Ready condition
+// Reasons of the Restored condition and of restore events (day2/restore.go); the Ready condition
 // takes them too while the restore keeps the API and the crawler stopped.
 const (
 	// RestorePending: the API and the crawler are stopping, or the indices are being

@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"slices"
@@ -25,14 +25,14 @@ func autoPilotOff(m *monoclev1alpha1.Monocle) []string {
 	return names
 }
 
-// autoPilotIsOff reports whether AutoPilotOffAnnotation turns part off on m.
-func autoPilotIsOff(m *monoclev1alpha1.Monocle, part string) bool {
+// AutoPilotIsOff reports whether AutoPilotOffAnnotation turns part off on m.
+func AutoPilotIsOff(m *monoclev1alpha1.Monocle, part string) bool {
 	return slices.Contains(autoPilotOff(m), part)
 }
 
-// autoPilotMessage is what the Paused condition says of AutoPilotOffAnnotation: the parts
+// AutoPilotMessage is what the Paused condition says of AutoPilotOffAnnotation: the parts
 // it turns off and the names it ignores, or "" when it is unset.
-func autoPilotMessage(m *monoclev1alpha1.Monocle) string {
+func AutoPilotMessage(m *monoclev1alpha1.Monocle) string {
 	var off, unknown []string
 	for _, n := range autoPilotOff(m) {
 		if slices.Contains(autoPilotParts, n) {

@@ -1,4 +1,4 @@
-package controller
+package operand_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/test/testkit"
@@ -25,7 +27,7 @@ func TestCrawlerProgress(t *testing.T) {
 	f, _ := fakeElastic(t, m)
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	client, err := elastic.New(elasticHealthURL(m), tr)
+	client, err := elastic.New(operand.ElasticURL(m), tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +38,7 @@ func TestCrawlerProgress(t *testing.T) {
 	crawlers := []monoclev1alpha1.CrawlerStatus{
 		{Workspace: "demo", Name: "gh"}, {Workspace: "demo", Name: "gitlab"}, {Workspace: "new", Name: "gerrit"},
 	}
-	if got := crawlerWorkspaces(crawlers); len(got) != 2 || got[0] != "demo" || got[1] != "new" {
+	if got := day2.CrawlerWorkspaces(crawlers); len(got) != 2 || got[0] != "demo" || got[1] != "new" {
 		t.Fatalf("workspaces = %v", got)
 	}
 
@@ -44,34 +46,34 @@ func TestCrawlerProgress(t *testing.T) {
 	f.SetCrawlerErrors("ns", "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerError{Crawler: "gitlab", EntityType: "project", EntityValue: "x/y", Message: "old", CreatedAt: time.Now().Add(-72 * time.Hour)},
 		testkit.FakeCrawlerError{Crawler: "gh", EntityType: "project", EntityValue: "a/b", Message: long, CreatedAt: time.Now().Add(-time.Hour)})
-	read, errs := readCrawlers(context.Background(), klog.Background(), client, crawlerWorkspaces(crawlers))
+	read, errs := operand.ReadCrawlers(context.Background(), klog.Background(), client, day2.CrawlerWorkspaces(crawlers))
 	if read == nil || errs == nil {
 		t.Fatal("the read failed")
 	}
-	got := withProgress(m, crawlers, read, errs)
+	got := day2.WithProgress(m, crawlers, read, errs)
 	if c := got[0]; c.CrawledUntil == nil || !c.CrawledUntil.Time.Equal(day(20)) || c.Entities != 2 {
 		t.Errorf("gh: crawledUntil %v, %d entities; want the oldest date %s of 2", c.CrawledUntil, c.Entities, day(20))
 	}
 	if got[1].CrawledUntil != nil || got[2].CrawledUntil != nil {
 		t.Errorf("crawlers without metadata (or index) have progress: %+v", got[1:])
 	}
-	if e := got[0].Errors; e == nil || e.LastDay != 1 || e.Total != 1 || e.LastEntity != "project a/b" || len(e.LastMessage) > maxErrorMessage+len("…") || !utf8.ValidString(e.LastMessage) {
+	if e := got[0].Errors; e == nil || e.LastDay != 1 || e.Total != 1 || e.LastEntity != "project a/b" || len(e.LastMessage) > day2.MaxErrorMessage+len("…") || !utf8.ValidString(e.LastMessage) {
 		t.Errorf("gh errors: %+v", got[0].Errors)
 	}
 	if e := got[1].Errors; e == nil || e.LastDay != 0 || e.Total != 1 {
 		t.Errorf("gitlab errors: %+v", got[1].Errors)
 	}
-	cond := crawlersHealthyCondition(got)
+	cond := day2.CrawlersHealthyCondition(got)
 	if cond.Status != metav1.ConditionFalse || cond.Reason != reasons.CrawlerErrors || !strings.Contains(cond.Message, "demo/gh: 1 errors") || strings.Contains(cond.Message, "demo/gitlab") {
 		t.Errorf("CrawlersHealthy = %+v: want gh named, and not gitlab, whose error is 3 days old", cond)
 	}
-	if c := crawlersHealthyCondition(crawlers); c.Status != metav1.ConditionTrue {
+	if c := day2.CrawlersHealthyCondition(crawlers); c.Status != metav1.ConditionTrue {
 		t.Errorf("no errors: %+v", c)
 	}
 
 	// No read yet, or a failed one: the status's values stay.
 	m.Status.Crawlers = got
-	kept := withProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil, nil)
+	kept := day2.WithProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil, nil)
 	if kept[0].CrawledUntil == nil || !kept[0].CrawledUntil.Equal(&metav1.Time{Time: day(20)}) || kept[0].Entities != 2 {
 		t.Errorf("no read: crawledUntil %v, %d entities; want the status's", kept[0].CrawledUntil, kept[0].Entities)
 	}
@@ -81,7 +83,7 @@ func TestCrawlerProgress(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if r, _ := readCrawlers(ctx, klog.Background(), bad, []string{"demo"}); r != nil {
+	if r, _ := operand.ReadCrawlers(ctx, klog.Background(), bad, []string{"demo"}); r != nil {
 		t.Errorf("an unreachable Elasticsearch gave progress %v, want nil", r)
 	}
 }
@@ -96,15 +98,13 @@ func TestReadsCompareCrawlerProgress(t *testing.T) {
 	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: time.Date(2026, 11, 20, 4, 0, 0, 0, time.UTC)})
 	enqueued := make(chan struct{}, 16)
-	h := newHealthReads(context.Background(), OperandOptions{Interval: time.Hour, Timeout: 5 * time.Second, Transport: f.Transport()},
+	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second, Transport: f.Transport()},
 		func(cache.ObjectName, time.Duration) { enqueued <- struct{}{} })
-	key := cache.MetaObjectToName(m)
-	h.last[key] = &healthRead{uid: m.UID}
+	operand.SetLast(w, m, operand.Result{})
 	for i := range 2 {
-		h.slots <- struct{}{}
-		h.read(klog.Background(), key, m.UID, elasticHealthURL(m), "", backupPlan{}, []string{"demo"})
-		if p, ok := h.last[key].crawlers[crawlerKey("demo", "gh")]; !ok || p.Entities != 1 {
-			t.Fatalf("read %d: crawlers %v", i, h.last[key].crawlers)
+		operand.ReadNow(w, m, operand.Inputs{Workspaces: []string{"demo"}})
+		if p, ok := operand.Last(w, m).Crawlers[operand.CrawlerKey("demo", "gh")]; !ok || p.Entities != 1 {
+			t.Fatalf("read %d: crawlers %v", i, operand.Last(w, m).Crawlers)
 		}
 	}
 }

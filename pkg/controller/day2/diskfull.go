@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -22,19 +23,19 @@ import (
 // exits at start when the settings update of its indices fails (Monocle 1.11.2,
 // src/Monocle/Backend/Index.hs ensureIndexSetup). The operator's answer, step by step:
 //
-//  1. reads list the blocked indices once the volume is more than DiskPressurePercent full
-//     (health.go readElastic);
-//  2. with spec.storageGrowth, the volume grows by a step (planStorageGrowth), up to maxSize,
+//  1. the operand worker's reads list the blocked indices once the volume is more than
+//     DiskPressurePercent full;
+//  2. with spec.storageGrowth, the volume grows by a step (PlanStorageGrowth), up to maxSize,
 //     when its StorageClass allows volume expansion: the step is recorded in
-//     status.storageGrowth first, and the next sync asks the PVC for it (ensureStorage);
-//  3. once the disk is under the high watermark a block that stayed is cleared
-//     (readOnlyIndices; Elasticsearch 7.4 and later lift it by themselves);
-//  4. once the block is gone, an API that is not ready is restarted once (planAPIRestart),
+//     status.storageGrowth first, and the next sync asks the PVC for it;
+//  3. once the disk is under the high watermark the worker clears a block that stayed
+//     (Elasticsearch 7.4 and later lift it by themselves);
+//  4. once the block is gone, an API that is not ready is restarted once (PlanAPIRestart),
 //     so that a pod in CrashLoopBackOff starts again at once rather than after its back-off.
 
-// storageWant is the size the Elasticsearch PVC is kept at: spec.storageSize, or the size
+// StorageWant is the size the Elasticsearch PVC is kept at: spec.storageSize, or the size
 // storage growth reached when larger.
-func storageWant(m *monoclev1alpha1.Monocle) resource.Quantity {
+func StorageWant(m *monoclev1alpha1.Monocle) resource.Quantity {
 	want := resources.StorageSize(m)
 	if g := m.Status.StorageGrowth; g != nil && g.Size.Cmp(want) > 0 {
 		return g.Size.DeepCopy()
@@ -42,20 +43,22 @@ func storageWant(m *monoclev1alpha1.Monocle) resource.Quantity {
 	return want
 }
 
-// growthEvent is an event a growth decision records.
-type growthEvent struct {
-	warning         bool
-	reason, message string
+// GrowthEvent is an event a growth decision records.
+type GrowthEvent struct {
+	// Warning makes it a Warning event, else a Normal one.
+	Warning bool
+	// Reason and Message are the event's.
+	Reason, Message string
 }
 
-// planStorageGrowth returns status.storageGrowth after this sync, and the event to record
+// PlanStorageGrowth returns status.storageGrowth after this sync, and the event to record
 // (nil: none). pvc is the Elasticsearch PVC (nil: not made yet), read the last read of
 // Elasticsearch, classExpands whether the PVC's StorageClass allows volume expansion (asked
 // only when a step is due; an error leaves the status as it is). One step is taken at a time:
 // the next needs the PVC at the size of the last and a read of Elasticsearch started after
 // that, still finding the volume full.
-func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeClaim, read healthRead,
-	classExpands func() (bool, error), now time.Time) (*monoclev1alpha1.StorageGrowthStatus, *growthEvent) {
+func PlanStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeClaim, read operand.Result,
+	classExpands func() (bool, error), now time.Time) (*monoclev1alpha1.StorageGrowthStatus, *GrowthEvent) {
 	st := m.Status.StorageGrowth.DeepCopy()
 	spec := m.Spec.StorageGrowth
 	if pvc == nil {
@@ -64,11 +67,11 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	requested := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 	capacity := pvc.Status.Capacity[corev1.ResourceStorage]
 	if st != nil && st.ExpandedTime == nil && capacity.Cmp(st.Size) >= 0 {
-		st.ExpandedTime = statusTime(now)
+		st.ExpandedTime = StatusTime(now)
 		st.Message = strings.Replace(st.Message, growing, grew, 1)
-		return st, &growthEvent{reason: reasons.StorageGrown, message: fmt.Sprintf("The Elasticsearch volume has grown to %s", capacity.String())}
+		return st, &GrowthEvent{Reason: reasons.StorageGrown, Message: fmt.Sprintf("The Elasticsearch volume has grown to %s", capacity.String())}
 	}
-	h := read.health
+	h := read.Health
 	if spec == nil || h == nil || (st != nil && st.ExpandedTime == nil) {
 		return st, nil
 	}
@@ -79,11 +82,11 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 		}
 		return st, nil
 	}
-	if st != nil && !read.healthTime.After(st.ExpandedTime.Time) {
+	if st != nil && !read.HealthTime.After(st.ExpandedTime.Time) {
 		// The read may predate the last step.
 		return st, nil
 	}
-	want := storageWant(m)
+	want := StorageWant(m)
 	if requested.Cmp(want) < 0 || capacity.Cmp(requested) < 0 {
 		// A change of storageSize is being applied.
 		return st, nil
@@ -92,15 +95,15 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 	if len(h.ReadOnlyIndices) > 0 {
 		why += fmt.Sprintf(" and %d indices are read-only", len(h.ReadOnlyIndices))
 	}
-	refuse := func(warning bool, reason, message string) (*monoclev1alpha1.StorageGrowthStatus, *growthEvent) {
+	refuse := func(warning bool, reason, message string) (*monoclev1alpha1.StorageGrowthStatus, *GrowthEvent) {
 		if st == nil {
-			st = &monoclev1alpha1.StorageGrowthStatus{Size: requested.DeepCopy(), ExpandedTime: statusTime(now)}
+			st = &monoclev1alpha1.StorageGrowthStatus{Size: requested.DeepCopy(), ExpandedTime: StatusTime(now)}
 		}
 		if st.Message == message {
 			return st, nil
 		}
 		st.Message = message
-		return st, &growthEvent{warning: warning, reason: reason, message: message}
+		return st, &GrowthEvent{Warning: warning, Reason: reason, Message: message}
 	}
 	if requested.Cmp(spec.MaxSize) >= 0 {
 		return refuse(true, reasons.StorageGrowthAtMaximum, fmt.Sprintf(cannotGrow+"%s, and it is at storageGrowth.maxSize %s", why, spec.MaxSize.String()))
@@ -114,12 +117,12 @@ func planStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeC
 		return refuse(true, reasons.StorageGrowthRefused, fmt.Sprintf(cannotGrow+"%s, and StorageClass %q does not allow volume expansion", why, class))
 	}
 	target := nextSize(requested, spec)
-	st = &monoclev1alpha1.StorageGrowthStatus{Size: target, Steps: 1, LastTime: statusTime(now),
+	st = &monoclev1alpha1.StorageGrowthStatus{Size: target, Steps: 1, LastTime: StatusTime(now),
 		Message: fmt.Sprintf(growing+" the Elasticsearch volume from %s to %s: %s", requested.String(), target.String(), why)}
 	if was := m.Status.StorageGrowth; was != nil {
 		st.Steps = was.Steps + 1
 	}
-	return st, &growthEvent{reason: reasons.StorageGrowing, message: st.Message}
+	return st, &GrowthEvent{Reason: reasons.StorageGrowing, Message: st.Message}
 }
 
 // The beginnings of status.storageGrowth.message: a step under way, a step done, and a step
@@ -145,37 +148,37 @@ func nextSize(current resource.Quantity, spec *monoclev1alpha1.StorageGrowthSpec
 	return *resource.NewQuantity(size, resource.BinarySI)
 }
 
-// planAPIRestart returns status.apiRestart after this sync: a new restart when the
+// PlanAPIRestart returns status.apiRestart after this sync: a new restart when the
 // read-only indices the status held are gone in the last read and the API Deployment api
 // runs pods that are not all ready; the API's pod template then carries its time. The
 // AutoPilotAPIRestart part of AutoPilotOffAnnotation turns this off.
-func planAPIRestart(m *monoclev1alpha1.Monocle, read healthRead, api *appsv1.Deployment, now time.Time) *monoclev1alpha1.APIRestart {
+func PlanAPIRestart(m *monoclev1alpha1.Monocle, read operand.Result, api *appsv1.Deployment, now time.Time) *monoclev1alpha1.APIRestart {
 	was := m.Status.ElasticsearchHealth
-	if autoPilotIsOff(m, monoclev1alpha1.AutoPilotAPIRestart) || was == nil || len(was.ReadOnlyIndices) == 0 || read.health == nil || len(read.health.ReadOnlyIndices) > 0 || api == nil {
+	if AutoPilotIsOff(m, monoclev1alpha1.AutoPilotAPIRestart) || was == nil || len(was.ReadOnlyIndices) == 0 || read.Health == nil || len(read.Health.ReadOnlyIndices) > 0 || api == nil {
 		return m.Status.APIRestart.DeepCopy()
 	}
 	want := ptr.Deref(api.Spec.Replicas, 1)
 	if want == 0 || api.Status.ReadyReplicas >= want {
 		return m.Status.APIRestart.DeepCopy()
 	}
-	return &monoclev1alpha1.APIRestart{Time: *statusTime(now),
+	return &monoclev1alpha1.APIRestart{Time: *StatusTime(now),
 		Reason: fmt.Sprintf("The read-only block is gone from %s and the API had %d/%d ready pods",
 			strings.Join(was.ReadOnlyIndices, ", "), api.Status.ReadyReplicas, want)}
 }
 
-// apiRestartedAt is the time of the last restart of status.apiRestart in RFC 3339, for the
+// APIRestartedAt is the time of the last restart of status.apiRestart in RFC 3339, for the
 // API's pod template, or "".
-func apiRestartedAt(m *monoclev1alpha1.Monocle) string {
+func APIRestartedAt(m *monoclev1alpha1.Monocle) string {
 	if r := m.Status.APIRestart; r != nil {
 		return r.Time.UTC().Format(time.RFC3339)
 	}
 	return ""
 }
 
-// withGrowth returns conditions with the DiskPressure condition telling of st, the storage
+// WithGrowth returns conditions with the DiskPressure condition telling of st, the storage
 // growth: while a step grows the volume its reason is StorageGrowing, and a step that cannot
 // be taken is added to its message.
-func withGrowth(conditions []metav1.Condition, st *monoclev1alpha1.StorageGrowthStatus) []metav1.Condition {
+func WithGrowth(conditions []metav1.Condition, st *monoclev1alpha1.StorageGrowthStatus) []metav1.Condition {
 	if st == nil || (st.ExpandedTime != nil && !strings.HasPrefix(st.Message, cannotGrow)) {
 		return conditions
 	}
@@ -186,7 +189,7 @@ func withGrowth(conditions []metav1.Condition, st *monoclev1alpha1.StorageGrowth
 		if st.ExpandedTime == nil {
 			conditions[i].Reason = reasons.StorageGrowing
 		}
-		conditions[i].Message = truncate(c.Message + ". " + st.Message)
+		conditions[i].Message = Truncate(c.Message + ". " + st.Message)
 	}
 	return conditions
 }

@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"strings"
@@ -21,63 +21,63 @@ func TestStuckCrawlerRestarts(t *testing.T) {
 	m := newMonocle("demo")
 	m.Spec.Crawler.MaxRestarts = func(v int32) *int32 { return &v }(2)
 	running := deploymentOf(newMonocleImage, 1)
-	until := func(d int) *metav1.Time { return statusTime(time.Date(2026, 11, d, 4, 0, 0, 0, time.UTC)) }
+	until := func(d int) *metav1.Time { return StatusTime(time.Date(2026, 11, d, 4, 0, 0, 0, time.UTC)) }
 	crawlers := func(u *metav1.Time) []monoclev1alpha1.CrawlerStatus {
 		return []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh", CrawledUntil: u}, {Workspace: "demo", Name: "new"}}
 	}
 	t0 := time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)
-	step := func(at time.Duration, u *metav1.Time, d *appsv1.Deployment) crawlerStall {
+	step := func(at time.Duration, u *metav1.Time, d *appsv1.Deployment) CrawlerStall {
 		t.Helper()
-		s := checkCrawlers(m, crawlers(u), d, true, t0.Add(at))
-		m.Status.Crawlers, m.Status.CrawlerRestarts = s.crawlers, s.restarts
+		s := CheckCrawlers(m, crawlers(u), d, true, t0.Add(at))
+		m.Status.Crawlers, m.Status.CrawlerRestarts = s.Crawlers, s.Restarts
 		return s
 	}
 
-	if s := step(0, until(20), running); s.restarted || s.condition.Status != metav1.ConditionTrue || s.crawlers[0].LastProgressTime == nil || s.crawlers[1].LastProgressTime != nil {
-		t.Fatalf("first read: %+v %+v", s.condition, s.crawlers)
+	if s := step(0, until(20), running); s.Restarted || s.Condition.Status != metav1.ConditionTrue || s.Crawlers[0].LastProgressTime == nil || s.Crawlers[1].LastProgressTime != nil {
+		t.Fatalf("first read: %+v %+v", s.Condition, s.Crawlers)
 	}
-	if s := step(5*time.Hour, until(20), running); s.restarted || s.condition.Status != metav1.ConditionTrue {
-		t.Fatalf("5h without progress: %+v", s.condition)
+	if s := step(5*time.Hour, until(20), running); s.Restarted || s.Condition.Status != metav1.ConditionTrue {
+		t.Fatalf("5h without progress: %+v", s.Condition)
 	}
 	s := step(7*time.Hour, until(20), running)
-	if !s.restarted || s.restarts.Total != 1 || s.restarts.SinceProgress != 1 || s.condition.Reason != reasons.CrawlerRestarted ||
-		!strings.Contains(s.restarts.Reason, "demo/gh") || strings.Contains(s.restarts.Reason, "demo/new") {
-		t.Fatalf("7h without progress: restarted %v, %+v, %+v", s.restarted, s.restarts, s.condition)
+	if !s.Restarted || s.Restarts.Total != 1 || s.Restarts.SinceProgress != 1 || s.Condition.Reason != reasons.CrawlerRestarted ||
+		!strings.Contains(s.Restarts.Reason, "demo/gh") || strings.Contains(s.Restarts.Reason, "demo/new") {
+		t.Fatalf("7h without progress: restarted %v, %+v, %+v", s.Restarted, s.Restarts, s.Condition)
 	}
-	if got := crawlerRestartedAt(m); got != t0.Add(7*time.Hour).Format(time.RFC3339) {
+	if got := CrawlerRestartedAt(m); got != t0.Add(7*time.Hour).Format(time.RFC3339) {
 		t.Errorf("restart annotation %q", got)
 	}
 	// The restarted pod is not ready yet: that is no progress.
 	restarting := deploymentOf(newMonocleImage, 1)
 	restarting.Status.ReadyReplicas = 0
-	if s := step(7*time.Hour+time.Minute, until(20), restarting); s.restarted || s.restarts.SinceProgress != 1 || s.condition.Reason != reasons.CrawlerRestarted {
-		t.Fatalf("while the pod restarts: restarted %v, %+v, %+v", s.restarted, s.restarts, s.condition)
+	if s := step(7*time.Hour+time.Minute, until(20), restarting); s.Restarted || s.Restarts.SinceProgress != 1 || s.Condition.Reason != reasons.CrawlerRestarted {
+		t.Fatalf("while the pod restarts: restarted %v, %+v, %+v", s.Restarted, s.Restarts, s.Condition)
 	}
-	if s := step(8*time.Hour, until(20), running); s.restarted || s.condition.Reason != reasons.CrawlerRestarted {
-		t.Fatalf("1h after the restart: restarted %v, %+v", s.restarted, s.condition)
+	if s := step(8*time.Hour, until(20), running); s.Restarted || s.Condition.Reason != reasons.CrawlerRestarted {
+		t.Fatalf("1h after the restart: restarted %v, %+v", s.Restarted, s.Condition)
 	}
-	if s := step(14*time.Hour, until(20), running); !s.restarted || s.restarts.SinceProgress != 2 {
-		t.Fatalf("7h after the restart: restarted %v, %+v", s.restarted, s.restarts)
+	if s := step(14*time.Hour, until(20), running); !s.Restarted || s.Restarts.SinceProgress != 2 {
+		t.Fatalf("7h after the restart: restarted %v, %+v", s.Restarted, s.Restarts)
 	}
 	s = step(22*time.Hour, until(20), running)
-	if s.restarted || s.condition.Reason != reasons.CrawlerStuck || !strings.Contains(s.condition.Message, "did not help") {
-		t.Fatalf("after maxRestarts: restarted %v, %+v", s.restarted, s.condition)
+	if s.Restarted || s.Condition.Reason != reasons.CrawlerStuck || !strings.Contains(s.Condition.Message, "did not help") {
+		t.Fatalf("after maxRestarts: restarted %v, %+v", s.Restarted, s.Condition)
 	}
 	// Progress: the count of restarts in a row starts over; the total stays.
 	s = step(23*time.Hour, until(25), running)
-	if s.condition.Status != metav1.ConditionTrue || s.restarts.SinceProgress != 0 || s.restarts.Total != 2 {
-		t.Fatalf("progress: %+v %+v", s.condition, s.restarts)
+	if s.Condition.Status != metav1.ConditionTrue || s.Restarts.SinceProgress != 0 || s.Restarts.Total != 2 {
+		t.Fatalf("progress: %+v %+v", s.Condition, s.Restarts)
 	}
 	// A stopped crawler is not stuck: its window starts again when it runs.
 	stopped := deploymentOf(newMonocleImage, 0)
 	step(40*time.Hour, until(25), stopped)
-	if s := step(41*time.Hour, until(25), running); s.restarted || s.condition.Status != metav1.ConditionTrue {
-		t.Fatalf("after a stop: %+v", s.condition)
+	if s := step(41*time.Hour, until(25), running); s.Restarted || s.Condition.Status != metav1.ConditionTrue {
+		t.Fatalf("after a stop: %+v", s.Condition)
 	}
 	// stuckAfter 0 turns the check off.
 	m.Spec.Crawler.StuckAfter = &metav1.Duration{}
-	if s := step(90*time.Hour, until(25), running); s.restarted || s.condition.Reason != reasons.StuckCheckOff {
-		t.Fatalf("off: %+v", s.condition)
+	if s := step(90*time.Hour, until(25), running); s.Restarted || s.Condition.Reason != reasons.StuckCheckOff {
+		t.Fatalf("off: %+v", s.Condition)
 	}
 }
 

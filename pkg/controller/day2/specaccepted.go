@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ const supportedElasticsearchMajor = 7
 // half), and a pod past its limit is OOM-killed.
 const maxHeapShare = 0.75
 
-// elasticSpecCondition is the SpecAccepted condition of m's Elasticsearch settings, which
+// ElasticSpecCondition is the SpecAccepted condition of m's Elasticsearch settings, which
 // admission cannot check, against live, the StatefulSet as it runs (nil for a new Monocle):
 //   - an image of another major version than Monocle supports is refused;
 //   - so is an image older than the running one: Elasticsearch cannot read data a newer
@@ -32,7 +32,7 @@ const maxHeapShare = 0.75
 //   - a javaOpts -Xmx heap above maxHeapShare of the memory limit is refused.
 //
 // While it is False the StatefulSet is left as it is.
-func elasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) metav1.Condition {
+func ElasticSpecCondition(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet) metav1.Condition {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionSpecAccepted, Status: metav1.ConditionTrue,
 		Reason: reasons.SpecAccepted, Message: "The operator accepts every part of the spec"}
 	refuse := func(reason, format string, args ...any) metav1.Condition {

@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"crypto/sha256"
@@ -7,11 +7,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -48,8 +48,8 @@ func upgradeSnapshotName(image string) string {
 }
 
 // configIndexVersion is the version of the config index Monocle version v writes: 4 from
-// 1.9.0, 5 from 1.10.0, 7 from 1.11.0 (src/Monocle/Backend/Index.hs, upgradeConfigV*;
-// monocle-facts); 3 for any older 1.x. ok is false for a version it cannot tell.
+// 1.9.0, 5 from 1.10.0, 7 from 1.11.0 (src/Monocle/Backend/Index.hs, upgradeConfigV*);
+// 3 for any older 1.x. ok is false for a version it cannot tell.
 func configIndexVersion(v [3]int) (int, bool) {
 	if v[0] != 1 {
 		return 0, false
@@ -80,18 +80,18 @@ func monocleDowngrade(from, to string) bool {
 	return okF && okT && ti < fi
 }
 
-// upgradeStep is what the upgrade of m asks of a sync: the images and replicas to build the
+// UpgradeStep is what the upgrade of m asks of a sync: the images and replicas to build the
 // API and the crawler with, the snapshot to take, and the status and condition to report.
-type upgradeStep struct {
-	// apiImage and crawlerImage override the spec's images ("" keeps them); apiRecreate
-	// replaces the API's pods rather than rolling them; stopCrawler scales the crawler to 0.
-	apiImage, crawlerImage   string
-	apiRecreate, stopCrawler bool
-	// snapshot is the pre-upgrade snapshot to take, or "".
-	snapshot string
-	// status is status.upgrade after this sync; condition the Upgraded condition.
-	status    *monoclev1alpha1.UpgradeStatus
-	condition metav1.Condition
+type UpgradeStep struct {
+	// APIImage and CrawlerImage override the spec's images ("" keeps them); APIRecreate
+	// replaces the API's pods rather than rolling them; StopCrawler scales the crawler to 0.
+	APIImage, CrawlerImage   string
+	APIRecreate, StopCrawler bool
+	// Snapshot is the pre-upgrade snapshot to take (operand.Plan.Take), or "".
+	Snapshot string
+	// Status is status.upgrade after this sync; Condition the Upgraded condition.
+	Status    *monoclev1alpha1.UpgradeStatus
+	Condition metav1.Condition
 }
 
 // templateImage is the image of the first container of d's pod template, or "".
@@ -102,7 +102,7 @@ func templateImage(d *appsv1.Deployment) string {
 	return d.Spec.Template.Spec.Containers[0].Image
 }
 
-// planUpgrade returns the upgrade step of m at now, given its API and crawler Deployments as
+// PlanUpgrade returns the upgrade step of m at now, given its API and crawler Deployments as
 // the cache has them and what the last read of Elasticsearch found of the snapshots (nil
 // before one). A Monocle being restored is not upgraded: its API and crawler are stopped
 // anyway, and start on the spec's images.
@@ -111,29 +111,29 @@ func templateImage(d *appsv1.Deployment) string {
 // (status.api.image, as the previous sync saw it): an image someone else wrote into the
 // Deployment is drift, put back at once, not an upgrade. The AutoPilotUpgradePhases part of
 // AutoPilotOffAnnotation rolls a new image at once instead; an upgrade under way finishes.
-func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *backupOutcome, restoring bool, now time.Time) upgradeStep {
+func PlanUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *operand.BackupOutcome, restoring bool, now time.Time) UpgradeStep {
 	want := resources.APIImage(m)
-	step := upgradeStep{status: m.Status.Upgrade.DeepCopy()}
+	step := UpgradeStep{Status: m.Status.Upgrade.DeepCopy()}
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionTrue, Reason: reasons.UpToDate,
 		Message: "The API runs " + want}
-	st := step.status
+	st := step.Status
 	active := st != nil && st.To == want && st.Phase != monoclev1alpha1.UpgradeSucceeded
 	liveAPI, liveCrawler := templateImage(api), templateImage(crawler)
 	running := m.Status.API.Image
 
 	if !active {
 		switch {
-		case restoring || running == "" || running == want || api == nil || autoPilotIsOff(m, monoclev1alpha1.AutoPilotUpgradePhases):
+		case restoring || running == "" || running == want || api == nil || AutoPilotIsOff(m, monoclev1alpha1.AutoPilotUpgradePhases):
 			if st != nil && st.Phase == monoclev1alpha1.UpgradeSucceeded && st.To == want {
 				cond.Reason, cond.Message = reasons.UpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", st.From, st.To)
 			}
-			step.condition = cond
+			step.Condition = cond
 			return step
 		case monocleDowngrade(running, want):
 			cond.Status, cond.Reason = metav1.ConditionFalse, reasons.MonocleDowngrade
 			cond.Message = fmt.Sprintf("%s is a Monocle downgrade from the running %s: it writes an older config index than the one in Elasticsearch, which it cannot read back (Monocle 1.11.2, upgradeConfigV*); the API and the crawler keep running %s",
 				want, running, running)
-			step.apiImage, step.crawlerImage, step.condition = running, liveCrawler, cond
+			step.APIImage, step.CrawlerImage, step.Condition = running, liveCrawler, cond
 			return step
 		}
 		// A new upgrade: the status records it; the workloads stay as they are until it
@@ -142,12 +142,12 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 		if m.Spec.Backup != nil {
 			phase = monoclev1alpha1.UpgradeBackingUp
 		}
-		step.status = &monoclev1alpha1.UpgradeStatus{From: running, To: want, Phase: phase, StartTime: statusTime(now)}
+		step.Status = &monoclev1alpha1.UpgradeStatus{From: running, To: want, Phase: phase, StartTime: StatusTime(now)}
 		if phase == monoclev1alpha1.UpgradeBackingUp {
-			step.status.Snapshot = upgradeSnapshotName(want)
+			step.Status.Snapshot = upgradeSnapshotName(want)
 		}
-		step.apiImage, step.crawlerImage = running, liveCrawler
-		step.condition = upgradingCondition(step.status)
+		step.APIImage, step.CrawlerImage = running, liveCrawler
+		step.Condition = UpgradingCondition(step.Status)
 		return step
 	}
 
@@ -155,7 +155,7 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 	next := st.DeepCopy()
 	switch st.Phase {
 	case monoclev1alpha1.UpgradeBackingUp, monoclev1alpha1.UpgradeBlocked:
-		step.apiImage, step.crawlerImage = st.From, liveCrawler
+		step.APIImage, step.CrawlerImage = st.From, liveCrawler
 		goOn := m.Annotations[monoclev1alpha1.UpgradeWithoutBackupAnnotation] == "true"
 		switch state, reason := snapshotState(snapshots, st.Snapshot); {
 		case m.Spec.Backup == nil || st.Snapshot == "" || state == elastic.SnapshotSuccess:
@@ -165,43 +165,43 @@ func planUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 				"going on without a snapshot, as "+monoclev1alpha1.UpgradeWithoutBackupAnnotation+" says"
 		case state == elastic.SnapshotFailed || state == elastic.SnapshotPartial || state == elastic.SnapshotIncompatible:
 			next.Phase = monoclev1alpha1.UpgradeBlocked
-			next.Message = truncate(fmt.Sprintf("the snapshot %s taken before the upgrade is %s: %s; fix the backup, or set the annotation %s=true to upgrade without it",
+			next.Message = Truncate(fmt.Sprintf("the snapshot %s taken before the upgrade is %s: %s; fix the backup, or set the annotation %s=true to upgrade without it",
 				st.Snapshot, state, reason, monoclev1alpha1.UpgradeWithoutBackupAnnotation))
 		default:
 			// Not taken yet, or running.
-			step.snapshot = st.Snapshot
+			step.Snapshot = st.Snapshot
 		}
 	case monoclev1alpha1.UpgradeStoppingCrawler:
-		step.apiImage, step.crawlerImage, step.stopCrawler = st.From, liveCrawler, true
-		if workloadsStopped(crawler) {
+		step.APIImage, step.CrawlerImage, step.StopCrawler = st.From, liveCrawler, true
+		if WorkloadsStopped(crawler) {
 			next.Phase = monoclev1alpha1.UpgradeReplacingAPI
 		}
 	case monoclev1alpha1.UpgradeReplacingAPI:
-		step.crawlerImage, step.stopCrawler, step.apiRecreate = liveCrawler, true, true
-		if liveAPI == want && deploymentRolledOut(api) && api.Status.ReadyReplicas >= ptr.Deref(api.Spec.Replicas, 1) {
+		step.CrawlerImage, step.StopCrawler, step.APIRecreate = liveCrawler, true, true
+		if liveAPI == want && DeploymentRolledOut(api) && api.Status.ReadyReplicas >= ptr.Deref(api.Spec.Replicas, 1) {
 			next.Phase = monoclev1alpha1.UpgradeStartingCrawler
 		}
 	case monoclev1alpha1.UpgradeStartingCrawler:
 		if crawler == nil || liveCrawler == resources.CrawlerImage(m) {
-			next.Phase, next.CompletionTime = monoclev1alpha1.UpgradeSucceeded, statusTime(now)
+			next.Phase, next.CompletionTime = monoclev1alpha1.UpgradeSucceeded, StatusTime(now)
 		}
 	}
-	step.status = next
-	step.condition = upgradingCondition(next)
+	step.Status = next
+	step.Condition = UpgradingCondition(next)
 	if next.Phase == monoclev1alpha1.UpgradeSucceeded {
 		cond.Reason, cond.Message = reasons.UpgradeSucceeded, fmt.Sprintf("Upgraded from %s to %s", next.From, next.To)
-		step.condition = cond
+		step.Condition = cond
 	}
 	return step
 }
 
 // snapshotState is the state of snapshot name in what the last read listed, "" when it is
 // not there (or nothing was read), with the reason of a failed one.
-func snapshotState(out *backupOutcome, name string) (elastic.SnapshotState, string) {
-	if out == nil || !out.listed {
+func snapshotState(out *operand.BackupOutcome, name string) (elastic.SnapshotState, string) {
+	if out == nil || !out.Listed {
 		return "", ""
 	}
-	for _, s := range out.snapshots {
+	for _, s := range out.Snapshots {
 		if s.Name == name {
 			return s.State, failureReason(s)
 		}
@@ -209,9 +209,9 @@ func snapshotState(out *backupOutcome, name string) (elastic.SnapshotState, stri
 	return "", ""
 }
 
-// upgradeStopsMonocle reports whether upgrade st is in a phase where the crawler or the API
+// UpgradeStopsMonocle reports whether upgrade st is in a phase where the crawler or the API
 // is down on purpose: the Monocle is not Ready meanwhile.
-func upgradeStopsMonocle(st *monoclev1alpha1.UpgradeStatus) bool {
+func UpgradeStopsMonocle(st *monoclev1alpha1.UpgradeStatus) bool {
 	if st == nil {
 		return false
 	}
@@ -222,8 +222,8 @@ func upgradeStopsMonocle(st *monoclev1alpha1.UpgradeStatus) bool {
 	return false
 }
 
-// upgradingCondition is the Upgraded condition of an upgrade under way.
-func upgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
+// UpgradingCondition is the Upgraded condition of an upgrade under way.
+func UpgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionFalse, Reason: reasons.Upgrading}
 	what := map[monoclev1alpha1.UpgradePhase]string{
 		monoclev1alpha1.UpgradeBackingUp:       "taking the snapshot " + st.Snapshot + " first",
@@ -234,22 +234,7 @@ func upgradingCondition(st *monoclev1alpha1.UpgradeStatus) metav1.Condition {
 	cond.Message = fmt.Sprintf("Upgrading from %s to %s: %s", st.From, st.To, what)
 	if st.Phase == monoclev1alpha1.UpgradeBlocked {
 		cond.Reason = reasons.UpgradeBlocked
-		cond.Message = truncate(fmt.Sprintf("The upgrade from %s to %s is stopped: %s", st.From, st.To, st.Message))
+		cond.Message = Truncate(fmt.Sprintf("The upgrade from %s to %s is stopped: %s", st.From, st.To, st.Message))
 	}
 	return cond
-}
-
-// recordUpgradeTransition emits an event for each phase an upgrade enters.
-func (c *Controller) recordUpgradeTransition(m *monoclev1alpha1.Monocle, was, is *monoclev1alpha1.UpgradeStatus) {
-	if is == nil || (was != nil && was.To == is.To && was.Phase == is.Phase) {
-		return
-	}
-	typ, reason := corev1.EventTypeNormal, reasons.Upgrading
-	switch is.Phase {
-	case monoclev1alpha1.UpgradeBlocked:
-		typ, reason = corev1.EventTypeWarning, reasons.UpgradeBlocked
-	case monoclev1alpha1.UpgradeSucceeded:
-		reason = reasons.UpgradeSucceeded
-	}
-	c.recorder.Eventf(m, typ, reason, "Upgrade from %s to %s: %s", is.From, is.To, is.Phase)
 }

@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// oidcCondition is the OIDCReady condition of m with the config cfg in force (nil when
+// OIDCCondition is the OIDCReady condition of m with the config cfg in force (nil when
 // none was parsed): nil when config.yaml has no OIDC auth_provider. Monocle 1.11.2 sets its
 // session cookie Secure and SameSite=Strict (src/Monocle/Api/Server.hs), which a browser
 // never sends back over plain HTTP: with an http:// public URL every OIDC login fails
 // without a word.
-func oidcCondition(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) *metav1.Condition {
+func OIDCCondition(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config) *metav1.Condition {
 	if cfg == nil || cfg.OIDCClientSecretVariable == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package controller
+package day2
 
 import (
 	"strings"
@@ -42,7 +42,7 @@ func TestOIDCCondition(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m := newMonocle("demo")
 			m.Spec = tc.spec
-			c := oidcCondition(m, tc.cfg)
+			c := OIDCCondition(m, tc.cfg)
 			if tc.absent {
 				if c != nil {
 					t.Fatalf("condition %+v, want none", c)

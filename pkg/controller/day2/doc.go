@@ -1,0 +1,10 @@
+// Package day2 holds the pure planners of a Monocle's day-2 operations and the conditions
+// they report: backups, restores, version upgrades, storage growth and API restarts after a
+// full disk, stuck crawlers, crawler progress, the indices of removed workspaces, and the
+// health of Elasticsearch and of the API.
+//
+// Each is a function of the Monocle, what was observed (the workloads from the cache, the
+// last operand.Result of the operand worker) and the time: no client, no lister, no
+// goroutine. A sync plans with them (the operand.Plan it hands the worker, the images and
+// replicas it builds the workloads with) and turns their results into the status.
+package day2

@@ -1,0 +1,117 @@
+package day2
+
+import (
+	"fmt"
+	"strings"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Operand health: what the operand worker last read of a Monocle's Elasticsearch (its
+// cluster health and disk use) and of its API's /health, as the conditions
+// ElasticsearchHealthy, DiskPressure and APIHealthy.
+
+// APICondition is the APIHealthy condition for the last read r; apiReady says whether the
+// API has a ready pod. Until this process has asked the API, the condition m's status has
+// stands, as for Elasticsearch's (HealthConditions).
+func APICondition(m *monoclev1alpha1.Monocle, r operand.Result, apiReady bool) metav1.Condition {
+	cond := metav1.Condition{Type: monoclev1alpha1.ConditionAPIHealthy, Status: metav1.ConditionUnknown}
+	switch {
+	case !apiReady:
+		cond.Reason, cond.Message = reasons.APINotReady, "The API has no ready pod to ask for its health"
+	case !r.APIRead:
+		if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); was != nil && was.Reason != reasons.APINotReady {
+			return *was
+		}
+		cond.Reason, cond.Message = reasons.APINotReady, "The API's health was not read yet"
+	case r.APIErr != "":
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.APIUnreachable
+		cond.Message = Truncate(fmt.Sprintf("The API does not answer its health check through Service %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
+			resources.APIName(m), resources.NetworkPolicyName(m), resources.APIPort, r.APIErr))
+	default:
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, reasons.APIAnswers,
+			fmt.Sprintf("The API answers GET /health through Service %s", resources.APIName(m))
+	}
+	return cond
+}
+
+// HealthConditions are the ElasticsearchHealthy and DiskPressure conditions for the last
+// read r of m's Elasticsearch; elasticReady says whether Elasticsearch has a ready pod. Until
+// this process has read it (an operator that just started, or one whose reads wait for a
+// slot), the conditions an earlier read left in m's status stand: "not read yet" is no news,
+// and writing it would flap every Monocle's status at each start.
+func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady bool) []metav1.Condition {
+	healthy := metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown}
+	disk := metav1.Condition{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionUnknown}
+	if elasticReady && r.Done.IsZero() {
+		if was := EarlierHealth(m); was != nil {
+			return was
+		}
+	}
+	switch {
+	case !elasticReady:
+		healthy.Reason, healthy.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
+		disk.Reason, disk.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its disk use from"
+		return []metav1.Condition{healthy, disk}
+	case r.Err != "" || r.Health == nil:
+		why := r.Err
+		if why == "" {
+			why = "not read yet"
+		}
+		healthy.Reason = reasons.ElasticsearchUnreachable
+		healthy.Message = Truncate(fmt.Sprintf("Cannot read the health of Elasticsearch at %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
+			operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort, why))
+		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
+		return []metav1.Condition{healthy, disk}
+	}
+	h := r.Health
+	switch elastic.HealthStatus(h.Status) {
+	case elastic.HealthGreen:
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, reasons.Green
+		healthy.Message = "Elasticsearch reports green: every shard is assigned"
+	case elastic.HealthYellow:
+		healthy.Status, healthy.Reason = metav1.ConditionTrue, reasons.Yellow
+		healthy.Message = "Elasticsearch reports yellow: a replica shard is unassigned, as on any single node whose indices ask for replicas; every document can be read and written"
+	default:
+		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.Red
+		healthy.Message = "Elasticsearch reports red: a primary shard is unassigned, so some indices cannot be read or written; see its logs (kubectl logs " +
+			resources.ElasticName(m) + "-0)"
+	}
+	used := ptr.Deref(h.DiskUsedPercent, 0)
+	if len(h.ReadOnlyIndices) > 0 {
+		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.IndicesReadOnly
+		disk.Message = Truncate(fmt.Sprintf("Elasticsearch's data volume is %d%% full and Elasticsearch made %d indices read-only at its flood-stage watermark (%s): Monocle drops what it crawls until they are writable; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion), and the operator clears the block once the disk is under the high watermark",
+			used, len(h.ReadOnlyIndices), strings.Join(h.ReadOnlyIndices, ", ")))
+		return []metav1.Condition{healthy, disk}
+	}
+	disk.Status, disk.Reason = metav1.ConditionFalse, reasons.VolumeHasRoom
+	disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (at most %d%%)", used, monoclev1alpha1.DiskPressurePercent)
+	if used > monoclev1alpha1.DiskPressurePercent {
+		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.VolumeAlmostFull
+		disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (over %d%%): at its flood-stage watermark (95%% by default) Elasticsearch makes the indices read-only and Monocle drops crawled documents; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)",
+			used, monoclev1alpha1.DiskPressurePercent)
+	}
+	return []metav1.Condition{healthy, disk}
+}
+
+// EarlierHealth returns the ElasticsearchHealthy and DiskPressure conditions of m's status
+// when a read made them (not while Elasticsearch had no ready pod), else nil.
+func EarlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {
+	var out []metav1.Condition
+	for _, typ := range []string{monoclev1alpha1.ConditionElasticsearchHealthy, monoclev1alpha1.ConditionDiskPressure} {
+		c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
+		if c == nil || c.Reason == reasons.ElasticsearchNotReady {
+			return nil
+		}
+		out = append(out, *c)
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package operand
+
+import (
+	"time"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+)
+
+// What a sync hands the worker and what it gets back. A sync plans (package day2), the
+// worker reads and carries the plan out in the background, and a later sync turns the
+// result into the status.
+
+// Inputs is what a sync asks of the next read of a Monocle, besides Elasticsearch's health
+// and disk use.
+type Inputs struct {
+	// ElasticReady says whether Elasticsearch has a ready pod: no read runs until it has.
+	ElasticReady bool
+	// APIReady says whether the API has a ready pod, whose /health the read then asks for
+	// through the API Service.
+	APIReady bool
+	// Plan is the Elasticsearch work due besides reading.
+	Plan Plan
+	// Workspaces are the workspaces with crawlers of the config in force, whose crawler
+	// progress and errors the read reads.
+	Workspaces []string
+}
+
+// Plan is the Elasticsearch work a sync asks the next read of a Monocle to do besides
+// reading its health. It is comparable: a read starts at once when the plan changes.
+type Plan struct {
+	// Repo is the Monocle's own snapshot repository, registered as
+	// resources.BackupRepositoryName; its Type is "" when spec.backup is unset, and then no
+	// snapshot is taken, listed or expired.
+	Repo elastic.Repository
+	// Take is the snapshot to start, or "".
+	Take string
+	// Keep is how many scheduled snapshots (ScheduledSnapshotPrefix) to keep.
+	Keep int
+	// Restore is the restore step due, if any.
+	Restore RestorePlan
+	// DeleteIndex is the index of a removed workspace to delete, or "".
+	DeleteIndex string
+	// KeepBlocks leaves a flood-stage read-only block the read finds as it is
+	// (AutoPilotBlockClearing); otherwise a block that outlived the full disk is cleared.
+	KeepBlocks bool
+}
+
+// RestorePlan is one step of a restore of a snapshot.
+type RestorePlan struct {
+	// Phase is the persisted phase the step moves on from: RestorePending (read the
+	// snapshot's indices and close the open ones) or RestoreRestoring (start the restore,
+	// then wait for it). "" means no step.
+	Phase monoclev1alpha1.RestorePhase
+	// RepoName and Repo are the repository to restore from, registered under that name.
+	RepoName string
+	Repo     elastic.Repository
+	// Snapshot is the name of the snapshot to restore.
+	Snapshot string
+	// Indices is the comma-joined index list of a Restoring step (a string, so that the
+	// plan stays comparable).
+	Indices string
+}
+
+// Result is what the last read of a Monocle's Elasticsearch found and what it did of its
+// plan, as Worker.Observe returns it.
+type Result struct {
+	// Pending is true while the first read since Elasticsearch became ready is under way.
+	Pending bool
+	// Done is when the last read ended; zero before the first.
+	Done time.Time
+	// Health is what the last read that succeeded found of the cluster health and disk use
+	// (nil before one); Err says why the last read failed ("" when it did not).
+	Health *monoclev1alpha1.ElasticsearchHealth
+	Err    string
+	// HealthTime is when the read that found Health started: what it found is no older.
+	HealthTime time.Time
+	// Backup is what the last read with backup or restore work did of it (nil before one).
+	Backup *BackupOutcome
+	// Crawlers is the crawler progress the last read found, by CrawlerKey, and
+	// CrawlerErrors their errors; nil before a read that had workspaces to read.
+	Crawlers      map[string]elastic.CrawlerProgress
+	CrawlerErrors map[string]elastic.CrawlerErrors
+	// APIRead is set once a read has asked the Monocle API for its /health; APIErr says why
+	// that failed ("" when it answered 200).
+	APIRead bool
+	APIErr  string
+	// Indices are the workspace indices the last read listed (nil before one, or when the
+	// listing failed), after the deletion of Deleted, the index of a removed workspace it
+	// deleted (or found gone).
+	Indices []elastic.Index
+	Deleted string
+}
+
+// BackupOutcome is what a read did of the backup and restore work of its plan.
+type BackupOutcome struct {
+	// Plan is the plan the read carried out.
+	Plan Plan
+	// RepoErr says why the own repository could not be registered.
+	RepoErr string
+	// Taken is true when Plan.Take was started or already existed; TakeErr says why not, or
+	// why the repository could not be listed.
+	Taken   bool
+	TakeErr string
+	// Listed is true when Snapshots lists the repository (oldest first, after retention).
+	Listed    bool
+	Snapshots []elastic.Snapshot
+	// Sizes are the sizes in bytes of the successful snapshots read so far, by name.
+	Sizes map[string]int64
+	// Restore is what the restore step did.
+	Restore RestoreOutcome
+}
+
+// RestoreOutcome is what a read did of a restore step.
+type RestoreOutcome struct {
+	// Indices are the snapshot's, all closed or missing (Pending step).
+	Indices []string
+	// Closed is true when the Pending step ended: the indices are closed or missing.
+	Closed bool
+	// Done is true when the restore's indices are recovered (Restoring step).
+	Done bool
+	// Failed says why the restore cannot be done (the phase becomes Failed); Err why the
+	// step could not end this time (it is tried again).
+	Failed, Err string
+}

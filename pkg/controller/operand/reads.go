@@ -1,0 +1,146 @@
+package operand
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// The reads of a Monocle's operands. None of them writes: what the worker changes in
+// Elasticsearch is in blocks.go, deletion.go, snapshots.go and restores.go.
+
+// ElasticURL is the URL the operator reads a Monocle's Elasticsearch at: its Service, by a
+// name that resolves from any namespace.
+func ElasticURL(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d", resources.ElasticName(m), m.Namespace, resources.ElasticPort)
+}
+
+// apiHealthURL is the URL of the health endpoint of Monocle m's API, through its Service.
+func apiHealthURL(m *monoclev1alpha1.Monocle) string {
+	return fmt.Sprintf("http://%s.%s.svc:%d/health", resources.APIName(m), m.Namespace, resources.APIPort)
+}
+
+// readHealth reads the cluster health and the disk use of the Elasticsearch client talks to.
+//
+// When the disk is more than DiskPressurePercent full, or blocks says the last read found
+// some, it also reads the indices Elasticsearch made read-only at its flood-stage watermark:
+// Monocle ignores the failed writes and drops what it crawls. A failure of that request is
+// logged, never a failed read. disk is what the health's disk use was read from.
+func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (_ *monoclev1alpha1.ElasticsearchHealth, disk elastic.Disk, _ error) {
+	health, err := client.Health(ctx)
+	if err != nil {
+		return nil, disk, err
+	}
+	disk, err = client.DiskUsage(ctx)
+	if err != nil {
+		return nil, disk, err
+	}
+	out := &monoclev1alpha1.ElasticsearchHealth{
+		Status:          string(health.Status),
+		DiskUsedPercent: ptr.To(int32(disk.PercentUsed())),
+		DiskSize:        Mebibytes(disk.TotalBytes),
+		IndicesSize:     Mebibytes(disk.IndicesBytes),
+	}
+	if blocks || disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent {
+		blocked, err := client.ReadOnlyIndices(ctx)
+		if err != nil {
+			logger.V(2).Info("Reading the read-only indices failed", "err", err)
+		} else if len(blocked) > 0 {
+			out.ReadOnlyIndices = blocked
+		}
+	}
+	return out, disk, nil
+}
+
+// Mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes
+// with the data by MiB, not by byte.
+func Mebibytes(n int64) *resource.Quantity {
+	const mib = 1 << 20
+	return resource.NewQuantity((n+mib-1)/mib*mib, resource.BinarySI)
+}
+
+// CrawlerKey identifies the crawler named crawler of a workspace in Result.Crawlers and
+// Result.CrawlerErrors: "<workspace>/<crawler>".
+func CrawlerKey(workspace, crawler string) string { return workspace + "/" + crawler }
+
+// readCrawlers reads the crawler progress and errors Monocle keeps in the indices of
+// workspaces (elastic.CrawlersProgress, elastic.CrawlersErrors) with client, by CrawlerKey.
+// A workspace whose index does not exist yet (the API creates it when it starts) has
+// neither; a read that fails otherwise gives nil, and the status keeps what an earlier read
+// found.
+func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client, workspaces []string) (map[string]elastic.CrawlerProgress, map[string]elastic.CrawlerErrors) {
+	progress, errs := map[string]elastic.CrawlerProgress{}, map[string]elastic.CrawlerErrors{}
+	for _, ws := range workspaces {
+		index := elastic.WorkspaceIndexPrefix + ws
+		ps, err := client.CrawlersProgress(ctx, index)
+		if elastic.IsNotFound(err) {
+			continue
+		}
+		var es []elastic.CrawlerErrors
+		if err == nil {
+			es, err = client.CrawlersErrors(ctx, index)
+		}
+		if err != nil {
+			logger.V(4).Info("Reading crawler progress failed", "workspace", ws, "err", err)
+			return nil, nil
+		}
+		for _, p := range ps {
+			progress[CrawlerKey(ws, p.Crawler)] = p
+		}
+		for _, e := range es {
+			errs[CrawlerKey(ws, e.Crawler)] = e
+		}
+	}
+	return progress, errs
+}
+
+// sameProgress reports whether a and b are the same progress (equality.Semantic cannot
+// compare time.Time, whose fields are unexported, and panics).
+func sameProgress(a, b elastic.CrawlerProgress) bool {
+	return a.Crawler == b.Crawler && a.Entities == b.Entities && a.Oldest.Equal(b.Oldest) && a.Newest.Equal(b.Newest)
+}
+
+// sameErrors reports whether a and b sum up the same errors.
+func sameErrors(a, b elastic.CrawlerErrors) bool {
+	return a.Crawler == b.Crawler && a.Total == b.Total && a.LastDay == b.LastDay && a.LastTime.Equal(b.LastTime) &&
+		a.LastMessage == b.LastMessage && a.LastEntity == b.LastEntity
+}
+
+// listIndices lists the workspace indices (elastic.WorkspaceIndexPrefix) of the
+// Elasticsearch client talks to; a failed listing is logged and gives nil.
+func listIndices(ctx context.Context, logger klog.Logger, client elastic.Client) []elastic.Index {
+	indices, err := client.Indices(ctx, elastic.WorkspaceIndexPrefix+"*")
+	if err != nil {
+		logger.V(2).Info("Listing the workspace indices failed", "err", err)
+		return nil
+	}
+	return indices
+}
+
+// readAPI asks the Monocle API at url for its health with client (GET /health, which
+// Monocle 1.11.2 answers 200 once it serves) and returns why it failed, or "".
+func readAPI(ctx context.Context, client *http.Client, url string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Sprintf("GET %s: %s", url, resp.Status)
+	}
+	return ""
+}

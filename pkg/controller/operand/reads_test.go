@@ -1,0 +1,222 @@
+package operand_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+// TestElasticsearchHealthIsReadInTheBackground: what Elasticsearch answers, and how it fails,
+// becomes the ElasticsearchHealthy and DiskPressure conditions and the health in the status.
+func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
+	registerMetrics()
+	type want struct {
+		healthy, healthyReason, disk, diskReason string
+		message                                  string
+		health                                   *monoclev1alpha1.ElasticsearchHealth
+	}
+	tenGiB, fiftyMiB := operand.Mebibytes(10<<30), operand.Mebibytes(50<<20)
+	cases := 0
+	for name, tc := range map[string]struct {
+		health, allocation http.Handler
+		want               want
+	}{
+		"green": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "True", healthyReason: reasons.Green, disk: "False", diskReason: reasons.VolumeHasRoom, message: "80% full",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "green", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"yellow": {health: elastictest.JSON(200, yellowHealth), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "True", healthyReason: reasons.Yellow, disk: "False", diskReason: reasons.VolumeHasRoom, message: "single node",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "yellow", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"red, and a volume almost full": {health: elastictest.JSON(200, redHealth), allocation: elastictest.JSON(200, allocation90),
+			want: want{healthy: "False", healthyReason: reasons.Red, disk: "True", diskReason: reasons.VolumeAlmostFull, message: "90% full (over 85%)",
+				health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: ptr.To[int32](90), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
+		"slow": {health: elastictest.Slow(time.Minute, elastictest.JSON(200, greenHealth)), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
+				message: "context deadline exceeded"}},
+		"garbage": {health: elastictest.Raw(200, "text/html", "<html>proxy</html>"), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
+				message: "decoding _cluster/health"}},
+		"500": {health: elastictest.Error(500, "exception", "boom"), allocation: elastictest.JSON(200, allocation80),
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
+				message: "status 500 exception: boom"}},
+		"disk unreadable": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.Error(500, "exception", "no disk"),
+			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
+				message: "no disk"}},
+	} {
+		// Each case has a Monocle of its own: the metrics are global, and a read a case
+		// leaves running could write its result over the next case's.
+		cases++
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Handle("GET", "/_cluster/health", tc.health)
+			srv.Handle("GET", "/_cat/allocation", tc.allocation)
+			// Past 85%, the read asks which indices are read-only: none here.
+			srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200, `{}`)
+			w, got := testWorker(t, srv, 500*time.Millisecond)
+			m := newMonocle(fmt.Sprintf("m-%d", cases))
+			_, ctx := ktesting.NewTestContext(t)
+
+			last, _ := w.Observe(ctx, m, operand.Inputs{})
+			if last.Pending || len(srv.Requests()) != 0 {
+				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", last.Pending, len(srv.Requests()))
+			}
+			conds := day2.HealthConditions(m, last, false)
+			if c := condition(t, conds, monoclev1alpha1.ConditionElasticsearchHealthy); c.Reason != reasons.ElasticsearchNotReady {
+				t.Errorf("before a ready pod: %+v", c)
+			}
+
+			if first, _ := w.Observe(ctx, m, operand.Inputs{ElasticReady: true}); !first.Pending {
+				t.Error("the first read is not pending")
+			}
+			waitRead(t, got)
+			last, _ = w.Observe(ctx, m, operand.Inputs{ElasticReady: true})
+			if last.Pending {
+				t.Error("a read that ended is still pending")
+			}
+			conds = day2.HealthConditions(m, last, true)
+			healthy := condition(t, conds, monoclev1alpha1.ConditionElasticsearchHealthy)
+			disk := condition(t, conds, monoclev1alpha1.ConditionDiskPressure)
+			if string(healthy.Status) != tc.want.healthy || healthy.Reason != tc.want.healthyReason ||
+				string(disk.Status) != tc.want.disk || disk.Reason != tc.want.diskReason {
+				t.Errorf("ElasticsearchHealthy %s/%s, DiskPressure %s/%s; want %s/%s, %s/%s", healthy.Status, healthy.Reason, disk.Status, disk.Reason,
+					tc.want.healthy, tc.want.healthyReason, tc.want.disk, tc.want.diskReason)
+			}
+			if !strings.Contains(healthy.Message+" "+disk.Message, tc.want.message) {
+				t.Errorf("messages %q, %q do not say %q", healthy.Message, disk.Message, tc.want.message)
+			}
+			if (last.Health == nil) != (tc.want.health == nil) || (last.Health != nil && !equalHealth(*last.Health, *tc.want.health)) {
+				t.Errorf("health %+v, want %+v", last.Health, tc.want.health)
+			}
+			// The same in /metrics.
+			monocle := map[string]string{"monocle_namespace": "default", "monocle": m.Name}
+			up := gaugeValue(t, "monocle_operator_elasticsearch_up", monocle)
+			if want := tc.want.health != nil; (up == 1) != want {
+				t.Errorf("monocle_operator_elasticsearch_up = %v, want read: %v", up, want)
+			}
+			if h := tc.want.health; h != nil {
+				if v := gaugeValue(t, "monocle_operator_elasticsearch_status", map[string]string{"monocle_namespace": "default", "monocle": m.Name, "status": h.Status}); v != 1 {
+					t.Errorf("monocle_operator_elasticsearch_status{status=%q} = %v, want 1", h.Status, v)
+				}
+				if v := gaugeValue(t, "monocle_operator_elasticsearch_disk_used_ratio", monocle); v != float64(*h.DiskUsedPercent)/100 {
+					t.Errorf("monocle_operator_elasticsearch_disk_used_ratio = %v, want %v", v, float64(*h.DiskUsedPercent)/100)
+				}
+			}
+			w.Forget(cache.MetaObjectToName(m))
+			// Within the interval, no new read.
+			before := len(srv.Requests())
+			w.Observe(ctx, m, operand.Inputs{ElasticReady: true})
+			if after := len(srv.Requests()); after != before {
+				t.Errorf("a sync within the interval read again: %d requests, then %d", before, after)
+			}
+		})
+	}
+}
+
+// gaugeValue is the value of the gauge series name{labels} in the registry /metrics serves,
+// -1 when there is no such series.
+func gaugeValue(t *testing.T, name string, labels map[string]string) float64 {
+	t.Helper()
+	families, err := legacyregistry.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, l := range m.GetLabel() {
+				got[l.GetName()] = l.GetValue()
+			}
+			if maps.Equal(got, labels) {
+				return m.GetGauge().GetValue()
+			}
+		}
+	}
+	return -1
+}
+
+func equalHealth(a, b monoclev1alpha1.ElasticsearchHealth) bool {
+	return a.Status == b.Status && ptr.Deref(a.DiskUsedPercent, -1) == ptr.Deref(b.DiskUsedPercent, -1) &&
+		a.DiskSize.Cmp(*b.DiskSize) == 0 && a.IndicesSize.Cmp(*b.IndicesSize) == 0
+}
+
+// TestSlowElasticsearchNeverHoldsASync: Observe returns while a read hangs, and the next
+// read starts only after the interval.
+func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	release := make(chan struct{})
+	srv.Handle("GET", "/_cluster/health", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		elastictest.JSON(200, greenHealth).ServeHTTP(w, r)
+	}))
+	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	op, got := testWorker(t, srv, time.Minute)
+	_, ctx := ktesting.NewTestContext(t)
+	m := newMonocle("m")
+	for range 3 {
+		if last, _ := op.Observe(ctx, m, operand.Inputs{ElasticReady: true}); !last.Pending {
+			t.Fatal("the first read is not pending while Elasticsearch has not answered")
+		}
+	}
+	close(release)
+	waitRead(t, got)
+	if n := len(srv.RequestsTo("GET", "/_cluster/health")); n != 1 {
+		t.Errorf("%d health requests, want 1: syncs during a read started others", n)
+	}
+	// A Monocle deleted and created again under the same name reads afresh.
+	m.UID = "another"
+	if last, _ := op.Observe(ctx, m, operand.Inputs{ElasticReady: true}); !last.Pending {
+		t.Error("a new Monocle of the same name reuses the old one's read")
+	}
+	waitRead(t, got)
+}
+
+// TestReadOnlyReadFailuresAreNotFatal: past 85% full, an Elasticsearch whose settings cannot
+// be read (500, garbage, slow) still has its health and disk use read.
+func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
+	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(allocation80)
+	for name, settings := range map[string]http.Handler{
+		"500":     elastictest.Error(500, "exception", "boom"),
+		"garbage": elastictest.Raw(200, "text/html", "<html>"),
+		"slow":    elastictest.Slow(time.Minute, elastictest.JSON(200, `{}`)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", "/_cluster/health", 200, greenHealth)
+			srv.Reply("GET", "/_cat/allocation", 200, full)
+			srv.Handle("GET", "/_all/_settings/index.blocks.read_only_allow_delete", settings)
+			client, err := elastic.New(srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			health, _, err := operand.ReadHealth(ctx, klog.Background(), client, false)
+			if err != nil || health == nil || health.Status != "green" || ptr.Deref(health.DiskUsedPercent, 0) < 95 || health.ReadOnlyIndices != nil {
+				t.Errorf("health %+v, err %v; want green, 95%% or more, no read-only indices", health, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,130 @@
+package operand
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"k8s.io/klog/v2"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// Snapshots. The operator takes them itself with Elasticsearch's snapshot API, in the
+// Monocle's own repository (resources.BackupRepositoryName). A snapshot's name comes from
+// what asked for it (a schedule's slot, an annotation's value), so a process that dies after
+// Elasticsearch accepted a snapshot and before the status said so asks again, meets "already
+// exists", and counts it as taken: no snapshot is taken twice.
+
+// ScheduledSnapshotPrefix starts the names of the snapshots a schedule takes: only those
+// expire (Plan.Keep).
+const ScheduledSnapshotPrefix = "scheduled-"
+
+// runSnapshots carries out the snapshot work of p against client: it registers the
+// repository, starts p.Take, deletes the scheduled snapshots beyond p.Keep, lists the
+// repository and reads the size of the newest successful snapshot (once per snapshot: sizes
+// carries the earlier ones).
+func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[string]int64) BackupOutcome {
+	out := BackupOutcome{Plan: p, Sizes: map[string]int64{}}
+	if p.Repo.Type == "" {
+		return out
+	}
+	if err := client.EnsureRepository(ctx, resources.BackupRepositoryName, p.Repo); err != nil {
+		out.RepoErr = err.Error()
+		return out
+	}
+	if p.Take != "" {
+		err := takeSnapshot(ctx, client, p.Take)
+		out.Taken = err == nil
+		if err != nil {
+			out.TakeErr = err.Error()
+		}
+	}
+	snaps, err := client.Snapshots(ctx, resources.BackupRepositoryName)
+	if err != nil {
+		out.TakeErr = strings.TrimPrefix(out.TakeErr+"; ", "; ") + err.Error()
+		return out
+	}
+	for _, s := range expiredSnapshots(snaps, p.Keep) {
+		if err := client.DeleteSnapshot(ctx, resources.BackupRepositoryName, s.Name); err != nil {
+			klog.FromContext(ctx).V(2).Info("Deleting an expired snapshot failed", "snapshot", s.Name, "err", err)
+			continue
+		}
+		snaps = without(snaps, s.Name)
+	}
+	out.Listed, out.Snapshots = true, snaps
+	if last := LastSuccessful(snaps); last != nil {
+		if n, ok := sizes[last.Name]; ok {
+			out.Sizes[last.Name] = n
+		} else if n, err := client.SnapshotSize(ctx, resources.BackupRepositoryName, last.Name); err == nil {
+			out.Sizes[last.Name] = n
+		}
+	}
+	return out
+}
+
+// takeSnapshot starts snapshot name of the Monocle indices (monocle.*); one that already
+// exists counts as taken.
+func takeSnapshot(ctx context.Context, client elastic.Client, name string) error {
+	indices, err := client.Indices(ctx, "monocle*")
+	if err != nil {
+		return err
+	}
+	if len(indices) == 0 {
+		return errors.New("Elasticsearch has no Monocle index yet (monocle*): the API creates them when it starts")
+	}
+	names := make([]string, 0, len(indices))
+	for _, ix := range indices {
+		names = append(names, ix.Name)
+	}
+	err = client.CreateSnapshot(ctx, resources.BackupRepositoryName, name, names)
+	var se *elastic.StatusError
+	if errors.As(err, &se) && se.Type == "invalid_snapshot_name_exception" && strings.Contains(se.Reason, "already exists") {
+		return nil
+	}
+	return err
+}
+
+// expiredSnapshots are the scheduled snapshots of snaps (oldest first) older than the keep
+// newest successful ones; running ones are never expired.
+func expiredSnapshots(snaps []elastic.Snapshot, keep int) []elastic.Snapshot {
+	kept := 0
+	var out []elastic.Snapshot
+	for i := len(snaps) - 1; i >= 0; i-- {
+		s := snaps[i]
+		if !strings.HasPrefix(s.Name, ScheduledSnapshotPrefix) || s.State == elastic.SnapshotInProgress {
+			continue
+		}
+		if kept >= keep {
+			out = append(out, s)
+			continue
+		}
+		if s.State == elastic.SnapshotSuccess {
+			kept++
+		}
+	}
+	return out
+}
+
+func without(snaps []elastic.Snapshot, name string) []elastic.Snapshot {
+	out := snaps[:0:0]
+	for _, s := range snaps {
+		if s.Name != name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// LastSuccessful is the successful snapshot of snaps that ended last, or nil.
+func LastSuccessful(snaps []elastic.Snapshot) *elastic.Snapshot {
+	var last *elastic.Snapshot
+	for i := range snaps {
+		s := &snaps[i]
+		if s.State == elastic.SnapshotSuccess && (last == nil || !s.End.Before(last.End)) {
+			last = s
+		}
+	}
+	return last
+}

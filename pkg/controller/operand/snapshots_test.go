@@ -1,0 +1,218 @@
+package operand_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
+)
+
+// TestScheduledSnapshotTakenOnce takes the slot's snapshot, moves nextScheduled on, and
+// takes the slot again as an operator that died before its status write would: still one
+// snapshot.
+func TestScheduledSnapshotTakenOnce(t *testing.T) {
+	ctx := context.Background()
+	m := backupMonocle("0 3 * * *")
+	f, client := fakeElastic(t, m)
+	slot := metav1.NewTime(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))
+	m.Status.Backup = &monoclev1alpha1.BackupStatus{Schedule: "0 3 * * *", NextScheduled: &slot}
+	now := slot.Add(10 * time.Second)
+
+	p := day2.PlanBackup(m, now)
+	out := operand.RunSnapshots(ctx, client, p, nil)
+	if !out.Taken || out.TakeErr != "" || out.RepoErr != "" {
+		t.Fatalf("outcome: taken %v, takeErr %q, repoErr %q", out.Taken, out.TakeErr, out.RepoErr)
+	}
+	typ, settings, ok := f.Repository("ns", "m", resources.BackupRepositoryName)
+	if !ok || typ != "fs" || settings["location"] != resources.BackupMountPath {
+		t.Errorf("repository = %v %s %v, want fs at %s", ok, typ, settings, resources.BackupMountPath)
+	}
+	r := day2.BackupStatus(m, &out, now)
+	if r.Status.NextScheduled == nil || !r.Status.NextScheduled.Time.Equal(slot.Add(24*time.Hour)) {
+		t.Errorf("nextScheduled = %v, want the next day's slot", r.Status.NextScheduled)
+	}
+	ls := r.Status.LastSuccessful
+	if ls == nil || ls.Name != "scheduled-20261125-0300" || ls.Size == nil || ls.Size.Value() != 2*testkit.FakeSnapshotBytesPerIndex {
+		t.Errorf("lastSuccessful = %+v, want scheduled-20261125-0300 of 2 MiB", ls)
+	}
+	if r.Condition.Status != metav1.ConditionTrue || r.Condition.Reason != reasons.BackupSucceeded {
+		t.Errorf("condition = %s/%s", r.Condition.Status, r.Condition.Reason)
+	}
+
+	// The status write was lost: the same plan again.
+	again := operand.RunSnapshots(ctx, client, p, out.Sizes)
+	if !again.Taken || again.TakeErr != "" {
+		t.Errorf("second take: taken %v, err %q; want taken (already exists)", again.Taken, again.TakeErr)
+	}
+	if n := len(f.Snapshots("ns", "m", resources.BackupRepositoryName)); n != 1 {
+		t.Errorf("%d snapshots, want 1", n)
+	}
+}
+
+func TestOnDemandSnapshot(t *testing.T) {
+	ctx := context.Background()
+	m := backupMonocle("")
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "2026-11-25"}
+	f, client := fakeElastic(t, m)
+	now := time.Now()
+	out := operand.RunSnapshots(ctx, client, day2.PlanBackup(m, now), nil)
+	r := day2.BackupStatus(m, &out, now)
+	if r.Status.LastRequest != "2026-11-25" {
+		t.Errorf("lastRequest = %q", r.Status.LastRequest)
+	}
+	snaps := f.Snapshots("ns", "m", resources.BackupRepositoryName)
+	if len(snaps) != 1 || snaps[0].Name != day2.ManualSnapshotName("2026-11-25") || strings.Join(snaps[0].Indices, ",") != "monocle.changes.1.demo,monocle.config" {
+		t.Errorf("snapshots = %+v", snaps)
+	}
+	m.Status.Backup = r.Status
+	if p := day2.PlanBackup(m, now); p.Take != "" {
+		t.Errorf("after the status write, take = %q, want none", p.Take)
+	}
+}
+
+func TestRetentionKeepsNewestScheduled(t *testing.T) {
+	ctx := context.Background()
+	m := backupMonocle("@daily")
+	m.Spec.Backup.Keep = ptr.To[int32](2)
+	f, client := fakeElastic(t, m)
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	put := func(name, state string, day int) {
+		at := base.Add(time.Duration(day) * 24 * time.Hour)
+		f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: name, State: state,
+			Indices: []string{"monocle.config"}, Start: at, End: at.Add(time.Minute)})
+	}
+	put("scheduled-20261101-0000", testkit.SnapshotSuccess, 0)
+	put("manual-00000001", testkit.SnapshotSuccess, 1)
+	put("scheduled-20261103-0000", testkit.SnapshotFailed, 2)
+	put("scheduled-20261104-0000", testkit.SnapshotSuccess, 3)
+	put("scheduled-20261105-0000", testkit.SnapshotFailed, 4)
+	put("scheduled-20261106-0000", testkit.SnapshotSuccess, 5)
+	put("scheduled-20261107-0000", testkit.SnapshotSuccess, 6)
+
+	out := operand.RunSnapshots(ctx, client, day2.PlanBackup(m, base), nil)
+	var names []string
+	for _, s := range f.Snapshots("ns", "m", resources.BackupRepositoryName) {
+		names = append(names, s.Name)
+	}
+	want := "manual-00000001,scheduled-20261106-0000,scheduled-20261107-0000"
+	if got := strings.Join(names, ","); got != want {
+		t.Errorf("kept %s, want %s", got, want)
+	}
+	r := day2.BackupStatus(m, &out, base)
+	if r.Status.Snapshots != 3 || r.Status.LastSuccessful.Name != "scheduled-20261107-0000" || r.Status.LastFailure != nil {
+		t.Errorf("status = %d snapshots, last %s, failure %+v", r.Status.Snapshots, r.Status.LastSuccessful.Name, r.Status.LastFailure)
+	}
+}
+
+func TestBackupFailures(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	tests := map[string]struct {
+		set        func(f *testkit.FakeElasticsearch)
+		reason     string
+		failureHas string
+	}{
+		"snapshot FAILED": {
+			set:        func(f *testkit.FakeElasticsearch) { f.SnapshotOutcome("ns", "m", testkit.SnapshotFailed, "disk full") },
+			reason:     reasons.BackupFailed,
+			failureHas: "disk full",
+		},
+		"repository verification fails": {
+			set: func(f *testkit.FakeElasticsearch) {
+				f.FailRepositoryVerification("ns", "m", "[monocle] path is not accessible")
+			},
+			reason:     reasons.RepositoryFailed,
+			failureHas: "not accessible",
+		},
+		"no Monocle index yet": {
+			set:        func(f *testkit.FakeElasticsearch) { f.SetIndices("ns", "m") },
+			reason:     reasons.BackupFailed,
+			failureHas: "no Monocle index yet",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := backupMonocle("")
+			m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "1"}
+			f, client := fakeElastic(t, m)
+			tt.set(f)
+			out := operand.RunSnapshots(ctx, client, day2.PlanBackup(m, now), nil)
+			r := day2.BackupStatus(m, &out, now)
+			if r.Condition.Status != metav1.ConditionFalse || r.Condition.Reason != tt.reason {
+				t.Errorf("condition = %s/%s %q, want False/%s", r.Condition.Status, r.Condition.Reason, r.Condition.Message, tt.reason)
+			}
+			if r.Status.LastFailure == nil || !strings.Contains(r.Status.LastFailure.Reason, tt.failureHas) {
+				t.Errorf("lastFailure = %+v, want a reason with %q", r.Status.LastFailure, tt.failureHas)
+			}
+		})
+	}
+}
+
+// TestBackupUnreachable: a slow Elasticsearch costs the read its timeout and fails the
+// backup with the reason, never more.
+func TestBackupUnreachable(t *testing.T) {
+	m := backupMonocle("")
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "1"}
+	client, err := elastic.New("http://127.0.0.1:1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	start := time.Now()
+	out := operand.RunSnapshots(ctx, client, day2.PlanBackup(m, start), nil)
+	if time.Since(start) > 3*time.Second || out.RepoErr == "" || out.Taken {
+		t.Errorf("unreachable: %s, repoErr %q, taken %v", time.Since(start), out.RepoErr, out.Taken)
+	}
+	if r := day2.BackupStatus(m, &out, start); r.Condition.Reason != reasons.RepositoryFailed || r.Status.LastRequest != "" {
+		t.Errorf("condition %s, lastRequest %q: the request must stay pending", r.Condition.Reason, r.Status.LastRequest)
+	}
+}
+
+// TestBackupStatusIsStableReadBack: the status computed from a read, written and read back
+// (JSON, as the API server keeps it), computes the same again: a status that differs from
+// its own copy is written at every sync.
+func TestBackupStatusIsStableReadBack(t *testing.T) {
+	m := restoreMonocle("nightly")
+	m.Spec.Backup.Schedule = "@hourly"
+	f, client := fakeElastic(t, m)
+	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "nightly", Indices: []string{"monocle.config"},
+		Start: time.Date(2026, 11, 25, 3, 0, 0, 123456789, time.UTC), End: time.Date(2026, 11, 25, 3, 0, 1, 987654321, time.UTC)})
+	f.SnapshotOutcome("ns", "m", testkit.SnapshotFailed, "disk full")
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "x"}
+	now := time.Date(2026, 11, 25, 3, 30, 0, 555555555, time.UTC)
+	out := operand.RunSnapshots(context.Background(), client, day2.PlanBackup(m, now), nil)
+	m.Status.Backup = day2.BackupStatus(m, &out, now).Status
+	m.Status.Restore = day2.RestoreStatus(m, operand.RestorePlan{}, nil, now).Status
+
+	raw, err := json.Marshal(m.Status)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back monoclev1alpha1.MonocleStatus
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	m.Status = back
+	later := now.Add(300 * time.Millisecond)
+	again := day2.BackupStatus(m, &out, later).Status
+	if !equality.Semantic.DeepEqual(again, back.Backup) {
+		t.Errorf("status.backup computed again differs from its copy read back:\n%+v\n%+v", again, back.Backup)
+	}
+	if r := day2.RestoreStatus(m, operand.RestorePlan{}, nil, later).Status; !equality.Semantic.DeepEqual(r, back.Restore) {
+		t.Errorf("status.restore computed again differs from its copy read back:\n%+v\n%+v", r, back.Restore)
+	}
+}

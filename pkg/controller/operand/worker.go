@@ -1,0 +1,316 @@
+// Package operand is the worker that talks to each Monocle's operands: it reads what
+// Elasticsearch reports of itself (cluster health, disk use, read-only indices, crawler
+// progress and errors, workspace indices) and asks the Monocle API for its /health, and it
+// carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
+// the index of a removed workspace, taking, listing and expiring snapshots, restoring one).
+//
+// No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
+// read in the background when Elasticsearch has a ready pod and the last read is older than
+// the interval (or the plan changed), and returns the last Result. A read whose result
+// differs from the last one enqueues its Monocle, and every read enqueues it again after the
+// interval, for the next read. A slow or unreachable Elasticsearch costs a goroutine for at
+// most the timeout, never a sync.
+package operand
+
+import (
+	"context"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+)
+
+// Options sets how the worker reads the Monocles' Elasticsearch.
+type Options struct {
+	// Interval is the time between two reads of one Monocle's Elasticsearch; 0 turns
+	// reading off.
+	Interval time.Duration
+	// Timeout bounds one read (its requests together), and apart from it the backup and
+	// restore work of the read.
+	Timeout time.Duration
+	// Transport carries the requests; nil is elastic.NewTransport().
+	Transport http.RoundTripper
+	// DialAddress, when set, is the host:port every connection to an operand goes to instead
+	// of its Service (a port-forward, or a test's fake Elasticsearch).
+	DialAddress string
+	// MaxReads bounds the reads under way at once, over all Monocles; 0 means 16.
+	MaxReads int
+	// OperatorNamespace is the namespace the operator's pods run in, whose pods each
+	// Monocle's NetworkPolicy then admits to Elasticsearch; "" outside the cluster. The
+	// worker does not use it: it travels with the options that turn reading on.
+	OperatorNamespace string
+}
+
+// Worker reads each Monocle's operands in the background and carries out the plans syncs
+// hand it. It is safe for concurrent use.
+type Worker interface {
+	// Observe returns the last Result for m, and starts a new read when Elasticsearch has a
+	// ready pod (in.ElasticReady) and the last read is older than the interval, there is
+	// none, or in.Plan differs from the last read's plan. Result.Pending is true while the
+	// first read since Elasticsearch became ready is under way: its end enqueues m.
+	// reading is false when the worker does not read at all (Off): the Result is then empty
+	// and says nothing.
+	Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inputs) (last Result, reading bool)
+	// LastBackup returns what the last read with backup or restore work did for m, or nil.
+	LastBackup(m *monoclev1alpha1.Monocle) *BackupOutcome
+	// Forget drops the results and the metrics of a Monocle that is gone.
+	Forget(key cache.ObjectName)
+}
+
+// Off returns the Worker of an operator that does not read its operands: it starts no read
+// and has no result.
+func Off() Worker { return off{} }
+
+// off is the Worker of Off.
+type off struct{}
+
+func (off) Observe(context.Context, *monoclev1alpha1.Monocle, Inputs) (Result, bool) {
+	return Result{}, false
+}
+func (off) LastBackup(*monoclev1alpha1.Monocle) *BackupOutcome { return nil }
+func (off) Forget(cache.ObjectName)                            {}
+
+// New returns the Worker of o, which enqueues Monocles with enqueue (at once, or after a
+// delay); ctx ends the reads under way. With o.Interval 0 it is Off().
+func New(ctx context.Context, o Options, enqueue func(key cache.ObjectName, after time.Duration)) Worker {
+	if o.Interval <= 0 {
+		return Off()
+	}
+	transport := o.Transport
+	if transport == nil {
+		t := elastic.NewTransport()
+		if o.DialAddress != "" {
+			t.Proxy = nil
+			dialer := &net.Dialer{Timeout: 5 * time.Second}
+			t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return dialer.DialContext(ctx, network, o.DialAddress)
+			}
+		}
+		transport = t
+	}
+	slots := o.MaxReads
+	if slots <= 0 {
+		slots = 16
+	}
+	return &worker{
+		ctx:      ctx,
+		http:     &http.Client{Transport: transport},
+		interval: o.Interval,
+		timeout:  o.Timeout,
+		slots:    make(chan struct{}, slots),
+		newClient: func(url string) (elastic.Client, error) {
+			return elastic.New(url, transport)
+		},
+		enqueue: enqueue,
+		last:    map[cache.ObjectName]*state{},
+	}
+}
+
+// worker runs the background reads and keeps their last results by Monocle.
+type worker struct {
+	// ctx ends the reads under way when the operator stops.
+	ctx               context.Context
+	interval, timeout time.Duration
+	// slots bounds the reads under way at once.
+	slots     chan struct{}
+	newClient func(url string) (elastic.Client, error)
+	// http reads the Monocle API's /health.
+	http    *http.Client
+	enqueue func(key cache.ObjectName, after time.Duration)
+
+	mu   sync.Mutex
+	last map[cache.ObjectName]*state
+}
+
+// state is the last read of one Monocle's operands.
+type state struct {
+	// uid is the Monocle's: a Monocle deleted and created again starts afresh.
+	uid types.UID
+	// running is true while a read is under way.
+	running bool
+	// plan is the plan of the read under way or of the last one.
+	plan   Plan
+	result Result
+}
+
+// Observe implements Worker: see Worker.Observe.
+func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inputs) (Result, bool) {
+	key := cache.MetaObjectToName(m)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	r := w.last[key]
+	if r == nil || r.uid != m.UID {
+		r = &state{uid: m.UID}
+		w.last[key] = r
+	}
+	if !in.ElasticReady {
+		return r.result, true
+	}
+	switch due := w.interval - time.Since(r.result.Done); {
+	case r.running:
+	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan:
+		select {
+		case w.slots <- struct{}{}:
+			r.running, r.plan = true, in.Plan
+			apiURL := ""
+			if in.APIReady {
+				apiURL = apiHealthURL(m)
+			}
+			go w.read(klog.FromContext(ctx), key, m.UID, ElasticURL(m), apiURL, in.Plan, in.Workspaces)
+		default:
+			// Every slot is taken: try again shortly.
+			w.enqueue(key, time.Second)
+		}
+	default:
+		// The queue keeps one delay per key, the shortest: the one the last read asked for
+		// may have been replaced by a shorter one, so every sync asks again.
+		w.enqueue(key, due)
+	}
+	last := r.result
+	last.Pending = r.running && r.result.Done.IsZero()
+	return last, true
+}
+
+// LastBackup implements Worker.
+func (w *worker) LastBackup(m *monoclev1alpha1.Monocle) *BackupOutcome {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r := w.last[cache.MetaObjectToName(m)]; r != nil && r.uid == m.UID {
+		return r.result.Backup
+	}
+	return nil
+}
+
+// Forget implements Worker.
+func (w *worker) Forget(key cache.ObjectName) {
+	w.mu.Lock()
+	delete(w.last, key)
+	w.mu.Unlock()
+	forgetElasticsearch(key)
+}
+
+// read reads the operands of key, with Elasticsearch at url and, when apiURL is set, the
+// Monocle API's /health there, carries out plan in between, records the result for key,
+// enqueues key at once when the result changed, and again after the interval. It frees a
+// slot when it ends.
+//
+// The steps, in the order of their requests: read the cluster health, disk use and
+// read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
+// read the crawler progress and errors of workspaces; ask the API; delete
+// plan.DeleteIndex; list the workspace indices, so that the listing reflects the deletion;
+// then, with a timeout of its own, the backup and restore work of plan, after which key is
+// always enqueued. Elasticsearch's steps run only once its health was read.
+func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url, apiURL string, plan Plan, workspaces []string) {
+	defer func() { <-w.slots }()
+	started := time.Now()
+	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
+	defer cancel()
+	w.mu.Lock()
+	var blocks bool
+	if r := w.last[key]; r != nil && r.result.Health != nil {
+		blocks = len(r.result.Health.ReadOnlyIndices) > 0
+	}
+	w.mu.Unlock()
+	monocle := logger.WithValues("monocle", key)
+	// One client serves every request of the read.
+	client, err := w.newClient(url)
+	var health *monoclev1alpha1.ElasticsearchHealth
+	if err == nil {
+		var disk elastic.Disk
+		health, disk, err = readHealth(ctx, monocle, client, blocks)
+		if err == nil && !plan.KeepBlocks {
+			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, health.ReadOnlyIndices)
+		}
+	}
+	var errText string
+	if err != nil {
+		errText = err.Error()
+		logger.V(4).Info("Reading Elasticsearch failed", "monocle", key, "err", err)
+	}
+	var crawlers map[string]elastic.CrawlerProgress
+	var crawlerErrors map[string]elastic.CrawlerErrors
+	if err == nil && len(workspaces) > 0 {
+		crawlers, crawlerErrors = readCrawlers(ctx, logger, client, workspaces)
+	}
+	apiErr := ""
+	if apiURL != "" {
+		apiErr = readAPI(ctx, w.http, apiURL)
+	}
+	var indices []elastic.Index
+	deleted := ""
+	if err == nil {
+		indices, deleted = deleteThenList(ctx, monocle, client, plan.DeleteIndex)
+	}
+	var backup *BackupOutcome
+	switch {
+	case plan.Repo.Type == "" && plan.Restore.Phase == "":
+	case client == nil:
+		backup = &BackupOutcome{Plan: plan, RepoErr: err.Error(), Restore: RestoreOutcome{Err: err.Error()}}
+	default:
+		backup = w.backUp(logger, key, client, plan)
+	}
+
+	w.mu.Lock()
+	r := w.last[key]
+	if r == nil || r.uid != uid {
+		w.mu.Unlock()
+		return
+	}
+	recordElasticsearch(key, health)
+	was := &r.result
+	changed := was.Done.IsZero() || was.Err != errText || !equality.Semantic.DeepEqual(was.Health, health) || backup != nil ||
+		(crawlers != nil && (!maps.EqualFunc(was.Crawlers, crawlers, sameProgress) || !maps.EqualFunc(was.CrawlerErrors, crawlerErrors, sameErrors))) ||
+		was.APIRead != (apiURL != "") || was.APIErr != apiErr
+	r.running, was.Done, was.Err = false, time.Now(), errText
+	if err == nil {
+		was.Health, was.HealthTime = health, started
+	}
+	if crawlers != nil {
+		was.Crawlers, was.CrawlerErrors = crawlers, crawlerErrors
+	}
+	was.APIRead, was.APIErr = apiURL != "", apiErr
+	if indices != nil {
+		changed = changed || !slices.EqualFunc(was.Indices, indices, func(a, b elastic.Index) bool { return a == b })
+		was.Indices = indices
+	}
+	if deleted != "" {
+		was.Deleted, changed = deleted, true
+	}
+	if backup != nil {
+		was.Backup = backup
+	}
+	w.mu.Unlock()
+	if changed {
+		w.enqueue(key, 0)
+	}
+	w.enqueue(key, w.interval)
+}
+
+// backUp does the backup and restore work of plan with client, with a timeout of its own,
+// and returns what it did.
+func (w *worker) backUp(logger klog.Logger, key cache.ObjectName, client elastic.Client, plan Plan) *BackupOutcome {
+	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
+	defer cancel()
+	ctx = klog.NewContext(ctx, logger.WithValues("monocle", key))
+	w.mu.Lock()
+	var sizes map[string]int64
+	if r := w.last[key]; r != nil && r.result.Backup != nil {
+		sizes = r.result.Backup.Sizes
+	}
+	w.mu.Unlock()
+	out := runSnapshots(ctx, client, plan, sizes)
+	if plan.Restore.Phase != "" {
+		out.Restore = runRestore(ctx, client, plan.Restore)
+	}
+	return &out
+}
