@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -127,8 +128,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 	}
 	var obs observed
-	ctx, created := withCreatedLog(ctx)
-	defer c.recordCreated(m, created)
+	ctx, created := owned.WithCreatedLog(ctx)
+	defer created.Record(c.recorder, m)
 
 	// An earlier operator's objects are adopted before ensureAPISecret labels the Secret that
 	// tells them apart (see adopt.go).
@@ -164,7 +165,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	)
 	volume := c.elasticVolume(m, adopted)
 	// The StatefulSet as the previous sync left it, from the cache.
-	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+	cachedElastic, _ := c.statefulSets.Get(m.Namespace, resources.ElasticName(m))
 	c.steps(
 		func() {
 			if keys.keys != nil {
@@ -182,18 +183,18 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
 			// read from the cache, as the previous sync left them.
-			_, err := ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
+			_, err := c.serviceClient(statefulSetServes(m, cachedElastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
 			keep(err)
 		},
 		func() {
 			var liveElastic *appsv1.StatefulSet
-			if cachedElastic != nil && isControlledBy(cachedElastic, m) {
+			if cachedElastic != nil && owned.IsControlledBy(cachedElastic, m) {
 				liveElastic = cachedElastic
 			}
 			versionCond = elasticSpecCondition(m, liveElastic)
 			if versionCond.Status == metav1.ConditionTrue {
 				var err error
-				obs.elastic, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, volume))
+				obs.elastic, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, volume))
 				keep(err)
 			} else {
 				obs.elastic = liveElastic
@@ -205,12 +206,12 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		},
 		func() {
 			cachedAPI, _ := c.observeDeployments(m)
-			_, err := ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
+			_, err := c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)).Ensure(ctx, c.recorder, m, resources.NewAPIService(m))
 			keep(err)
 		},
 		func() { keep(c.ensureAPIDisruptionBudget(ctx, m)) },
 		func() {
-			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m, c.operatorNamespace))
+			_, err := c.netpols.Ensure(ctx, c.recorder, m, resources.NewNetworkPolicy(m, c.operatorNamespace))
 			keep(err)
 		},
 		func() {
@@ -279,13 +280,13 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 					return
 				}
 				var err error
-				obs.api, err = ensure(ctx, c, m, c.deployments, desired)
+				obs.api, err = c.deployments.Ensure(ctx, c.recorder, m, desired)
 				keep(err)
 			},
 			func() {
 				if secrets.crawler {
 					var err error
-					obs.crawler, err = ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
+					obs.crawler, err = c.deployments.Ensure(ctx, c.recorder, m, resources.NewCrawlerDeployment(m, in))
 					keep(err)
 				}
 			},
@@ -469,7 +470,7 @@ func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle)
 		crawlers: m.Status.Crawlers, backup: backupResult{status: m.Status.Backup}, restore: restoreResult{status: m.Status.Restore},
 		upgrade: m.Status.Upgrade, crawlerRestarts: m.Status.CrawlerRestarts, unusedIndices: m.Status.UnusedIndices,
 		indexDeletion: m.Status.IndexDeletion}
-	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
+	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
 		obs.elastic = s
 	}
 	obs.api, obs.crawler = c.observeDeployments(m)
@@ -484,8 +485,8 @@ func (c *Controller) syncPaused(ctx context.Context, m *monoclev1alpha1.Monocle)
 // observeDeployments returns the API and crawler Deployments m controls, from the cache.
 func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawler *appsv1.Deployment) {
 	get := func(name string) *appsv1.Deployment {
-		d, err := c.deploymentsLister.Deployments(m.Namespace).Get(name)
-		if err != nil || !isControlledBy(d, m) {
+		d, err := c.deployments.Get(m.Namespace, name)
+		if err != nil || !owned.IsControlledBy(d, m) {
 			return nil
 		}
 		return d
@@ -497,10 +498,10 @@ func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawle
 // one replica, and deletes it otherwise (a budget over one pod would block node drains).
 func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	if resources.NeedsAPIDisruptionBudget(m) {
-		_, err := ensure(ctx, c, m, c.pdbs, resources.NewAPIPodDisruptionBudget(m))
+		_, err := c.pdbs.Ensure(ctx, c.recorder, m, resources.NewAPIPodDisruptionBudget(m))
 		return err
 	}
-	return deleteOwned(ctx, c, m, c.pdbs, resources.APIName(m), "the API runs one replica")
+	return c.pdbs.Delete(ctx, c.recorder, m, resources.APIName(m), "the API runs one replica")
 }
 
 // problems sorts the errors of one sync.
@@ -518,10 +519,10 @@ type problems struct {
 func classify(errs []error) problems {
 	var p problems
 	for _, err := range errs {
-		var conflict *conflictError
+		var conflict *owned.ConflictError
 		switch {
 		case errors.As(err, &conflict):
-			p.conflicts = append(p.conflicts, conflict.kind+" "+conflict.name)
+			p.conflicts = append(p.conflicts, conflict.Kind+" "+conflict.Name)
 		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
 			p.races++
 		default:
