@@ -29,6 +29,7 @@ type ConflictError struct {
 	Kind, Name string
 }
 
+// Error says which object holds the name and what the user can do about it.
 func (e *ConflictError) Error() string {
 	return fmt.Sprintf("%s %s exists and is not controlled by this Monocle: delete or rename it", e.Kind, e.Name)
 }
