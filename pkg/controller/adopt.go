@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -67,7 +68,7 @@ func (c *Controller) earlierSecretPresent(m *monoclev1alpha1.Monocle) bool {
 	if err != nil {
 		return false
 	}
-	return isControlledBy(meta, m) && meta.GetLabels()[resources.ManagedByLabel] != resources.ManagedByValue
+	return owned.IsControlledBy(meta, m) && meta.GetLabels()[resources.ManagedByLabel] != resources.ManagedByValue
 }
 
 // adoptEarlierObjects does the part of an adoption the ensure steps cannot: it labels the
@@ -81,7 +82,7 @@ func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1
 
 	job, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, EarlierUpdateIdentsJob, metav1.GetOptions{})
 	switch {
-	case err == nil && isControlledBy(job, m):
+	case err == nil && owned.IsControlledBy(job, m):
 		background := metav1.DeletePropagationBackground
 		opts := metav1.DeleteOptions{PropagationPolicy: &background, Preconditions: &metav1.Preconditions{UID: &job.UID}}
 		if err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Delete(ctx, job.Name, opts); err != nil && !apierrors.IsNotFound(err) {
@@ -96,9 +97,9 @@ func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1
 	// The StatefulSet's volume claim template names the PVC; without a StatefulSet, the PVC
 	// may still be there under the earlier operator's name.
 	volume := resources.EarlierElasticDataVolume(m)
-	sts, err := c.statefulSets.read(ctx, m.Namespace, resources.ElasticName(m))
+	sts, err := c.statefulSets.Read(ctx, m.Namespace, resources.ElasticName(m))
 	switch {
-	case err == nil && isControlledBy(sts, m) && len(sts.Spec.VolumeClaimTemplates) > 0:
+	case err == nil && owned.IsControlledBy(sts, m) && len(sts.Spec.VolumeClaimTemplates) > 0:
 		volume = sts.Spec.VolumeClaimTemplates[0].Name
 		a.elasticVolume = volume
 	case err != nil && !apierrors.IsNotFound(err):
@@ -110,9 +111,9 @@ func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1
 	case err == nil:
 		a.elasticVolume = volume
 		want := resources.Labels(m, resources.ComponentElastic)
-		if !isSubset(want, pvc.Labels) {
+		if !owned.IsSubset(want, pvc.Labels) {
 			labelled := pvc.DeepCopy()
-			labelled.Labels = union(pvc.Labels, want)
+			labelled.Labels = owned.Union(pvc.Labels, want)
 			if _, err := c.kubeclientset.CoreV1().PersistentVolumeClaims(m.Namespace).Update(ctx, labelled, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
 				return a, fmt.Errorf("labelling PVC %s: %w", pvcName, err)
 			}
@@ -139,12 +140,12 @@ func (c *Controller) elasticVolume(m *monoclev1alpha1.Monocle, adopted adoption)
 	if adopted.elasticVolume != "" {
 		return adopted.elasticVolume
 	}
-	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil &&
-		isControlledBy(s, m) && len(s.Spec.VolumeClaimTemplates) > 0 {
+	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil &&
+		owned.IsControlledBy(s, m) && len(s.Spec.VolumeClaimTemplates) > 0 {
 		return s.Spec.VolumeClaimTemplates[0].Name
 	}
 	earlier := resources.EarlierElasticDataVolume(m)
-	if _, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(resources.ElasticPVCName(m, earlier)); err == nil {
+	if _, err := c.pvcs.Get(m.Namespace, resources.ElasticPVCName(m, earlier)); err == nil {
 		return earlier
 	}
 	return resources.ElasticDataVolume
@@ -169,35 +170,32 @@ func adoptedCondition(m *monoclev1alpha1.Monocle, volume string) *metav1.Conditi
 // operator's selector is left as it is until then: its selector and numeric target ports
 // reach the earlier pods and, through the earlier labels an adopted workload keeps, the new
 // ones, so it never points at nothing during the hand-over.
-func (c *Controller) serviceClient(rolledOut bool) kindClient[*corev1.Service] {
+func (c *Controller) serviceClient(rolledOut bool) owned.Kind[*corev1.Service] {
 	if rolledOut {
 		return c.services
 	}
-	k, owned := c.services, c.services
 	held := func(live *corev1.Service, component string) bool {
 		return equality.Semantic.DeepEqual(live.Spec.Selector, resources.EarlierSelector(component))
 	}
-	k.drifted = func(desired, live *corev1.Service) bool {
-		return !held(live, desired.Labels[resources.ComponentLabel]) && owned.drifted(desired, live)
-	}
-	k.merge = func(desired, live *corev1.Service) *corev1.Service {
+	return c.services.WithDrift(func(desired, live *corev1.Service) bool {
+		return !held(live, desired.Labels[resources.ComponentLabel]) && c.services.Drifted(desired, live)
+	}, func(desired, live *corev1.Service) *corev1.Service {
 		if held(live, desired.Labels[resources.ComponentLabel]) {
 			return live.DeepCopy()
 		}
-		return owned.merge(desired, live)
-	}
-	return k
+		return c.services.Merge(desired, live)
+	})
 }
 
 // deploymentServes reports whether d is ready (deploymentStatus) with a template that carries
 // the instance's selector labels of component.
 func deploymentServes(m *monoclev1alpha1.Monocle, d *appsv1.Deployment, component string) bool {
-	return deploymentStatus(d).Ready && isSubset(resources.SelectorLabels(m, component), d.Spec.Template.Labels)
+	return deploymentStatus(d).Ready && owned.IsSubset(resources.SelectorLabels(m, component), d.Spec.Template.Labels)
 }
 
 // statefulSetServes is deploymentServes for the Elasticsearch StatefulSet.
 func statefulSetServes(m *monoclev1alpha1.Monocle, s *appsv1.StatefulSet) bool {
-	return statefulSetStatus(s).Ready && isSubset(resources.SelectorLabels(m, resources.ComponentElastic), s.Spec.Template.Labels)
+	return statefulSetStatus(s).Ready && owned.IsSubset(resources.SelectorLabels(m, resources.ComponentElastic), s.Spec.Template.Labels)
 }
 
 // adopt is the sync's first phase: an earlier operator's objects are adopted before

@@ -21,6 +21,7 @@ import (
 	core "k8s.io/client-go/testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -108,7 +109,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	in := resources.Inputs{ConfigHash: resources.ConfigHash(fixtureConfig), SecretHash: resources.SecretHash(secret.Data, "")}
 	earlierPVC := find[*corev1.PersistentVolumeClaim](objects, "monocle-sample-elastic-data-volume-monocle-sample-elastic-0")
 	pvc := earlierPVC.DeepCopy()
-	pvc.Labels = union(earlierPVC.Labels, resources.Labels(m, resources.ComponentElastic))
+	pvc.Labels = owned.Union(earlierPVC.Labels, resources.Labels(m, resources.ComponentElastic))
 	// The workloads have not rolled out, so the Services keep the earlier selector.
 	held := c.serviceClient(false)
 	desiredConfig := resources.NewConfigMap(m, resources.DefaultConfig)

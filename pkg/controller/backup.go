@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -21,7 +22,7 @@ func (c *Controller) ensureBackupClaim(ctx context.Context, m *monoclev1alpha1.M
 		return nil
 	}
 	want := resources.NewBackupClaim(m)
-	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(want.Name)
+	pvc, err := c.pvcs.Get(m.Namespace, want.Name)
 	if apierrors.IsNotFound(err) {
 		_, err = c.kubeclientset.CoreV1().PersistentVolumeClaims(m.Namespace).Create(ctx, want, metav1.CreateOptions{FieldManager: ControllerName})
 		if apierrors.IsAlreadyExists(err) {
@@ -30,7 +31,7 @@ func (c *Controller) ensureBackupClaim(ctx context.Context, m *monoclev1alpha1.M
 		if err != nil {
 			return fmt.Errorf("creating PVC %s of the snapshot repository: %w", want.Name, err)
 		}
-		c.noteCreated(ctx, m, "PersistentVolumeClaim", want.Name)
+		owned.NoteCreated(ctx, c.recorder, m, "PersistentVolumeClaim", want.Name)
 		return nil
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -67,7 +68,7 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionFalse, Reason: reasons.InvalidConfig,
 			Message: day2.Truncate("spec.config is not a valid Monocle config, the last valid config stays in use: " + err.Error()),
 		}
-		if live, err := c.configMapsLister.ConfigMaps(m.Namespace).Get(resources.ConfigMapName(m)); err == nil && isControlledBy(live, m) {
+		if live, err := c.configMaps.Get(m.Namespace, resources.ConfigMapName(m)); err == nil && owned.IsControlledBy(live, m) {
 			if last, err := monocleconfig.Parse(live.Data[resources.ConfigKey]); err == nil {
 				st.config, st.parsed = live.Data[resources.ConfigKey], last
 			}
@@ -76,17 +77,17 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 	if st.config == "" {
 		return st, nil
 	}
-	k, owned := c.configMaps, c.configMaps
+	k := c.configMaps
 	if m.Status.ConfigSource != monoclev1alpha1.ConfigFromSpec {
-		k.merge = func(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
-			out := owned.merge(desired, live)
+		k = c.configMaps.WithDrift(c.configMaps.Drifted, func(desired, live *corev1.ConfigMap) *corev1.ConfigMap {
+			out := c.configMaps.Merge(desired, live)
 			if replaced := live.Data[resources.ConfigKey]; replaced != "" && replaced != desired.Data[resources.ConfigKey] {
 				out.Data[resources.ReplacedConfigKey] = replaced
 			}
 			return out
-		}
+		})
 	}
-	if _, err := ensure(ctx, c, m, k, resources.NewConfigMap(m, st.config)); err != nil {
+	if _, err := k.Ensure(ctx, c.recorder, m, resources.NewConfigMap(m, st.config)); err != nil {
 		st.config, st.parsed = "", nil
 		return st, err
 	}
@@ -102,7 +103,7 @@ func (c *Controller) ensureSpecConfig(ctx context.Context, m *monoclev1alpha1.Mo
 func (c *Controller) ensureUserConfig(ctx context.Context, m *monoclev1alpha1.Monocle) (configState, error) {
 	st := configState{source: monoclev1alpha1.ConfigFromConfigMap}
 	name := resources.ConfigMapName(m)
-	cm, err := ensure(ctx, c, m, c.userConfigMaps, resources.NewConfigMap(m, resources.DefaultConfig))
+	cm, err := c.userConfigMaps.Ensure(ctx, c.recorder, m, resources.NewConfigMap(m, resources.DefaultConfig))
 	if err != nil {
 		st.condition = metav1.Condition{
 			Type: monoclev1alpha1.ConditionConfigValid, Status: metav1.ConditionUnknown, Reason: reasons.ConfigMapUnavailable,
@@ -180,12 +181,12 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 // Job created a moment ago (only a user deletes a running Job: the TTL controller waits for
 // it to finish). A Job of that name m does not control is a name conflict.
 func (c *Controller) trackJob(ctx context.Context, m *monoclev1alpha1.Monocle, st *monoclev1alpha1.MaintenanceJobStatus) (out *monoclev1alpha1.MaintenanceJobStatus, known bool, err error) {
-	job, err := c.jobsLister.Jobs(m.Namespace).Get(st.Name)
+	job, err := c.jobs.Get(m.Namespace, st.Name)
 	switch {
-	case err == nil && isControlledBy(job, m):
+	case err == nil && owned.IsControlledBy(job, m):
 		return jobStatus(st, job), true, nil
 	case err == nil:
-		return st, true, c.nameConflict(m, "Job", st.Name)
+		return st, true, owned.NameConflict(c.recorder, m, "Job", st.Name)
 	case !apierrors.IsNotFound(err):
 		return st, true, fmt.Errorf("reading Job %s from the cache: %w", st.Name, err)
 	case st.Phase != monoclev1alpha1.JobRunning:
@@ -193,7 +194,7 @@ func (c *Controller) trackJob(ctx context.Context, m *monoclev1alpha1.Monocle, s
 	}
 	live, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Get(ctx, st.Name, metav1.GetOptions{})
 	switch {
-	case err == nil && isControlledBy(live, m):
+	case err == nil && owned.IsControlledBy(live, m):
 		return jobStatus(st, live), true, nil
 	case err == nil || apierrors.IsNotFound(err):
 		st.Phase, st.Message = monoclev1alpha1.JobFailed, "The Job was deleted before it finished"
@@ -216,12 +217,12 @@ func runsConfig(d *appsv1.Deployment, configHash string) bool {
 // activeUpdateIdentsJob returns the name of an update-idents Job of m that has not finished,
 // or "".
 func (c *Controller) activeUpdateIdentsJob(m *monoclev1alpha1.Monocle) (string, error) {
-	jobs, err := c.jobsLister.Jobs(m.Namespace).List(labels.SelectorFromSet(resources.SelectorLabels(m, resources.ComponentUpdateIdents)))
+	jobs, err := c.jobs.List(m.Namespace, labels.SelectorFromSet(resources.SelectorLabels(m, resources.ComponentUpdateIdents)))
 	if err != nil {
 		return "", err
 	}
 	for _, j := range jobs {
-		if isControlledBy(j, m) && finished(j) == "" {
+		if owned.IsControlledBy(j, m) && finished(j) == "" {
 			return j.Name, nil
 		}
 	}

@@ -14,10 +14,10 @@ import (
 
 	"golang.org/x/time/rate"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -33,10 +33,6 @@ import (
 	typednetworkingv1 "k8s.io/client-go/kubernetes/typed/networking/v1"
 	typedpolicyv1 "k8s.io/client-go/kubernetes/typed/policy/v1"
 	typedstoragev1 "k8s.io/client-go/kubernetes/typed/storage/v1"
-	appslisters "k8s.io/client-go/listers/apps/v1"
-	batchlisters "k8s.io/client-go/listers/batch/v1"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	policylisters "k8s.io/client-go/listers/policy/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -44,6 +40,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
 	monocleinformers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
@@ -72,24 +69,8 @@ type Controller struct {
 	kubeclientset    KubeClient
 	monocleclientset clientset.Interface
 
-	monoclesLister     listers.MonocleLister
-	monoclesSynced     cache.InformerSynced
-	secretsLister      corelisters.SecretLister
-	secretsSynced      cache.InformerSynced
-	configMapsLister   corelisters.ConfigMapLister
-	configMapsSynced   cache.InformerSynced
-	servicesLister     corelisters.ServiceLister
-	servicesSynced     cache.InformerSynced
-	deploymentsLister  appslisters.DeploymentLister
-	deploymentsSynced  cache.InformerSynced
-	statefulSetsLister appslisters.StatefulSetLister
-	statefulSetsSynced cache.InformerSynced
-	jobsLister         batchlisters.JobLister
-	jobsSynced         cache.InformerSynced
-	pdbsLister         policylisters.PodDisruptionBudgetLister
-	pdbsSynced         cache.InformerSynced
-	pvcsLister         corelisters.PersistentVolumeClaimLister
-	pvcsSynced         cache.InformerSynced
+	monoclesLister listers.MonocleLister
+	monoclesSynced cache.InformerSynced
 	// secretMetadataLister holds the metadata of every Secret: enough to notice a change of
 	// a user Secret named by spec.secretRef without caching any Secret's data.
 	secretMetadataLister cache.GenericLister
@@ -100,23 +81,24 @@ type Controller struct {
 	// resourceVersion, so an unchanged Secret is not read again.
 	userSecrets *userSecretCache
 
-	secrets    kindClient[*corev1.Secret]
-	configMaps kindClient[*corev1.ConfigMap]
+	// kinds registers every owned kind's informer (HasSynced waits for them).
+	kinds      *owned.Registry
+	secrets    owned.Kind[*corev1.Secret]
+	configMaps owned.Kind[*corev1.ConfigMap]
 	// userConfigMaps is configMaps for the ConfigMap that belongs to the user while
 	// spec.config is unset: it never writes the data.
-	userConfigMaps kindClient[*corev1.ConfigMap]
-	services       kindClient[*corev1.Service]
-	deployments    kindClient[*appsv1.Deployment]
-	statefulSets   kindClient[*appsv1.StatefulSet]
-	pdbs           kindClient[*policyv1.PodDisruptionBudget]
-	ingresses      kindClient[*networkingv1.Ingress]
-	netpols        kindClient[*networkingv1.NetworkPolicy]
+	userConfigMaps owned.Kind[*corev1.ConfigMap]
+	services       owned.Kind[*corev1.Service]
+	deployments    owned.Kind[*appsv1.Deployment]
+	statefulSets   owned.Kind[*appsv1.StatefulSet]
+	pdbs           owned.Kind[*policyv1.PodDisruptionBudget]
+	ingresses      owned.Kind[*networkingv1.Ingress]
+	netpols        owned.Kind[*networkingv1.NetworkPolicy]
+	// jobs and pvcs are read from their caches; their writes go through kubeclientset.
+	jobs owned.Kind[*batchv1.Job]
+	pvcs owned.Kind[*corev1.PersistentVolumeClaim]
 	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not.
-	optional *optionalKinds
-	// ownedHandler is the event handler of every owned kind's informer.
-	ownedHandler cache.ResourceEventHandler
-	// ownedSynced are the HasSynced of the informers ownKind registered.
-	ownedSynced []cache.InformerSynced
+	optional *owned.Optional
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
 	// processed by two workers at once.
@@ -141,6 +123,10 @@ type Controller struct {
 	// cluster.
 	operatorNamespace string
 }
+
+// OptionalAPIs is what the controller needs to own the kinds of APIs a cluster may or may not
+// serve; see owned.OptionalAPIs.
+type OptionalAPIs = owned.OptionalAPIs
 
 // Informers are the informers a Controller reads. The informers of owned kinds should be
 // filtered on resources.ManagedByLabel so their caches hold only what the operator created.
@@ -177,31 +163,10 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	recorder := broadcaster.NewRecorder(monoclescheme.Scheme, corev1.EventSource{Component: ControllerName})
 
 	c := &Controller{
-		kubeclientset:      kubeclientset,
-		monocleclientset:   monocleclientset,
-		monoclesLister:     inf.Monocles.Lister(),
-		monoclesSynced:     inf.Monocles.Informer().HasSynced,
-		secretsLister:      inf.Secrets.Lister(),
-		secretsSynced:      inf.Secrets.Informer().HasSynced,
-		configMapsLister:   inf.ConfigMaps.Lister(),
-		configMapsSynced:   inf.ConfigMaps.Informer().HasSynced,
-		servicesLister:     inf.Services.Lister(),
-		servicesSynced:     inf.Services.Informer().HasSynced,
-		deploymentsLister:  inf.Deployments.Lister(),
-		deploymentsSynced:  inf.Deployments.Informer().HasSynced,
-		statefulSetsLister: inf.StatefulSets.Lister(),
-		statefulSetsSynced: inf.StatefulSets.Informer().HasSynced,
-		jobsLister:         inf.Jobs.Lister(),
-		jobsSynced:         inf.Jobs.Informer().HasSynced,
-		pdbsLister:         inf.PodDisruptionBudgets.Lister(),
-		pdbsSynced:         inf.PodDisruptionBudgets.Informer().HasSynced,
-		pvcsLister:         inf.PersistentVolumeClaims.Lister(),
-		pvcsSynced:         inf.PersistentVolumeClaims.Informer().HasSynced,
-		optional: newOptionalKinds(inf.Optional, map[schema.GroupVersionResource]string{
-			resources.HTTPRouteResource:  "HTTPRoute",
-			resources.RouteResource:      "Route",
-			resources.PodMonitorResource: "PodMonitor",
-		}),
+		kubeclientset:        kubeclientset,
+		monocleclientset:     monocleclientset,
+		monoclesLister:       inf.Monocles.Lister(),
+		monoclesSynced:       inf.Monocles.Informer().HasSynced,
 		secretMetadataLister: inf.SecretMetadata.Lister(),
 		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,
 		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
@@ -216,7 +181,6 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		random:             rand.Reader,
 		operand:            operand.Off(),
 	}
-	c.newKindClients()
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle secretRef index: %w", err)
@@ -224,13 +188,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
 		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
 	}
-	for _, informer := range []cache.SharedIndexInformer{inf.Monocles.Informer(), inf.Secrets.Informer(), inf.ConfigMaps.Informer(),
-		inf.Services.Informer(), inf.Deployments.Informer(), inf.StatefulSets.Informer(), inf.Jobs.Informer(),
-		inf.PodDisruptionBudgets.Informer(), inf.PersistentVolumeClaims.Informer(), inf.Ingresses.Informer(),
-		inf.NetworkPolicies.Informer()} {
-		if err := informer.SetTransform(stripManagedFields); err != nil {
-			return nil, fmt.Errorf("setting the managedFields transform: %w", err)
-		}
+	if err := inf.Monocles.Informer().SetTransform(owned.StripManagedFields); err != nil {
+		return nil, fmt.Errorf("setting the managedFields transform: %w", err)
 	}
 
 	logger.V(2).Info("Setting up event handlers", "queue", queueName)
@@ -241,38 +200,53 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	}); err != nil {
 		return nil, fmt.Errorf("adding Monocle event handler: %w", err)
 	}
-	ownedHandler := cache.ResourceEventHandlerFuncs{
+	// Every owned kind, once. The clients are read from c.kubeclientset at each request.
+	r := owned.NewRegistry(ControllerName, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.handleObject,
 		UpdateFunc: c.handleObjectUpdate,
 		DeleteFunc: c.handleObject,
-	}
-	c.ownedHandler = ownedHandler
-	// The owned kinds added since the drift rule became one: one line each.
-	var err error
-	if c.ingresses, err = ownKind(c, "Ingress", inf.Ingresses.Informer(), networkingv1.Resource("ingresses"),
-		func(ns string) typedClient[*networkingv1.Ingress] { return kubeclientset.NetworkingV1().Ingresses(ns) }); err != nil {
+	})
+	c.kinds = r
+	c.secrets = owned.Register(r, "Secret", inf.Secrets.Informer(), corev1.Resource("secret"),
+		func(ns string) owned.Client[*corev1.Secret] { return c.kubeclientset.CoreV1().Secrets(ns) })
+	c.configMaps = owned.Register(r, "ConfigMap", inf.ConfigMaps.Informer(), corev1.Resource("configmap"),
+		func(ns string) owned.Client[*corev1.ConfigMap] { return c.kubeclientset.CoreV1().ConfigMaps(ns) })
+	c.services = owned.Register(r, "Service", inf.Services.Informer(), corev1.Resource("service"),
+		func(ns string) owned.Client[*corev1.Service] { return c.kubeclientset.CoreV1().Services(ns) })
+	c.deployments = owned.Register(r, "Deployment", inf.Deployments.Informer(), appsv1.Resource("deployment"),
+		func(ns string) owned.Client[*appsv1.Deployment] { return c.kubeclientset.AppsV1().Deployments(ns) })
+	c.statefulSets = owned.Register(r, "StatefulSet", inf.StatefulSets.Informer(), appsv1.Resource("statefulset"),
+		func(ns string) owned.Client[*appsv1.StatefulSet] { return c.kubeclientset.AppsV1().StatefulSets(ns) })
+	c.jobs = owned.Register(r, "Job", inf.Jobs.Informer(), batchv1.Resource("job"),
+		func(ns string) owned.Client[*batchv1.Job] { return c.kubeclientset.BatchV1().Jobs(ns) })
+	c.pdbs = owned.Register(r, "PodDisruptionBudget", inf.PodDisruptionBudgets.Informer(), policyv1.Resource("poddisruptionbudget"),
+		func(ns string) owned.Client[*policyv1.PodDisruptionBudget] {
+			return c.kubeclientset.PolicyV1().PodDisruptionBudgets(ns)
+		})
+	c.pvcs = owned.Register(r, "PersistentVolumeClaim", inf.PersistentVolumeClaims.Informer(), corev1.Resource("persistentvolumeclaim"),
+		func(ns string) owned.Client[*corev1.PersistentVolumeClaim] {
+			return c.kubeclientset.CoreV1().PersistentVolumeClaims(ns)
+		})
+	c.ingresses = owned.Register(r, "Ingress", inf.Ingresses.Informer(), networkingv1.Resource("ingresses"),
+		func(ns string) owned.Client[*networkingv1.Ingress] {
+			return c.kubeclientset.NetworkingV1().Ingresses(ns)
+		})
+	c.netpols = owned.Register(r, "NetworkPolicy", inf.NetworkPolicies.Informer(), networkingv1.Resource("networkpolicies"),
+		func(ns string) owned.Client[*networkingv1.NetworkPolicy] {
+			return c.kubeclientset.NetworkingV1().NetworkPolicies(ns)
+		})
+	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	if c.netpols, err = ownKind(c, "NetworkPolicy", inf.NetworkPolicies.Informer(), networkingv1.Resource("networkpolicies"),
-		func(ns string) typedClient[*networkingv1.NetworkPolicy] {
-			return kubeclientset.NetworkingV1().NetworkPolicies(ns)
-		}); err != nil {
-		return nil, err
-	}
-	for name, informer := range map[string]cache.SharedIndexInformer{
-		"Secret":                inf.Secrets.Informer(),
-		"ConfigMap":             inf.ConfigMaps.Informer(),
-		"Service":               inf.Services.Informer(),
-		"Deployment":            inf.Deployments.Informer(),
-		"StatefulSet":           inf.StatefulSets.Informer(),
-		"Job":                   inf.Jobs.Informer(),
-		"PodDisruptionBudget":   inf.PodDisruptionBudgets.Informer(),
-		"PersistentVolumeClaim": inf.PersistentVolumeClaims.Informer(),
-	} {
-		if _, err := informer.AddEventHandler(ownedHandler); err != nil {
-			return nil, fmt.Errorf("adding %s event handler: %w", name, err)
-		}
-	}
+	c.optional = r.Optional(inf.Optional, map[schema.GroupVersionResource]string{
+		resources.HTTPRouteResource:  "HTTPRoute",
+		resources.RouteResource:      "Route",
+		resources.PodMonitorResource: "PodMonitor",
+	})
+	// The user's ConfigMap (spec.config unset): created when missing, its data never written.
+	c.userConfigMaps = c.configMaps.WithDrift(func(_, _ *corev1.ConfigMap) bool { return false },
+		func(_, live *corev1.ConfigMap) *corev1.ConfigMap { return live.DeepCopy() })
+
 	if _, err := inf.PersistentVolumeClaims.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.handleVolumeClaim,
 		UpdateFunc: func(_, newObj any) { c.handleVolumeClaim(newObj) },
@@ -290,17 +264,6 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	return c, nil
 }
 
-// stripManagedFields drops the managedFields of an object entering a cache: the controller
-// never reads them, and they are a large part of a workload's size (and so of the operator's
-// memory with hundreds of Monocles). An update built from a cached object then sends none, and the API server keeps
-// the live ones (it replaces them only when an update sets them).
-func stripManagedFields(obj any) (any, error) {
-	if o, ok := obj.(metav1.Object); ok {
-		o.SetManagedFields(nil)
-	}
-	return obj, nil
-}
-
 // Run waits for the informer caches to sync, then runs workers goroutines that process the
 // queue until ctx is cancelled; it returns once they have stopped. It fails only when the
 // caches cannot sync before ctx ends.
@@ -309,11 +272,11 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.queue.ShutDown()
 	logger := klog.FromContext(ctx)
 
-	if c.optional.apis.Dynamic != nil && c.optional.apis.Discovery != nil {
+	if c.optional.Enabled() {
 		// The optional APIs served now are watched before the first sync; those that appear
 		// later are picked up by the periodic discovery, which syncs every Monocle again.
-		c.optional.refresh(ctx, c.ownedHandler, func() {})
-		go c.optional.run(ctx, c.ownedHandler, c.enqueueAll)
+		c.optional.Refresh(ctx, func() {})
+		go c.optional.Run(ctx, c.enqueueAll)
 	}
 	logger.Info("Waiting for informer caches to sync")
 	if ok := cache.WaitForCacheSync(ctx.Done(), c.HasSynced); !ok {
@@ -341,16 +304,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // readiness endpoint uses it.
 func (c *Controller) HasSynced() bool {
 	for _, synced := range []cache.InformerSynced{
-		c.monoclesSynced, c.secretsSynced, c.configMapsSynced,
-		c.servicesSynced, c.deploymentsSynced, c.statefulSetsSynced,
-		c.jobsSynced, c.pdbsSynced, c.pvcsSynced, c.secretMetadataSynced,
-		c.optional.hasSynced,
+		c.monoclesSynced, c.secretMetadataSynced, c.kinds.HasSynced, c.optional.HasSynced,
 	} {
-		if !synced() {
-			return false
-		}
-	}
-	for _, synced := range c.ownedSynced {
 		if !synced() {
 			return false
 		}

@@ -36,6 +36,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/fake"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
@@ -175,7 +176,7 @@ func (f *fixture) newController() *Controller {
 		mustAdd(f.t, secretMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: s.ObjectMeta})
 	}
-	c.optional.refresh(ctx, c.ownedHandler, func() {})
+	c.optional.Refresh(ctx, func() {})
 	f.dynamic.ClearActions()
 	f.kubeclient.ClearActions() // discovery
 	f.controller = c
@@ -271,12 +272,12 @@ type expectation struct {
 }
 
 // expectCreate expects obj to be created, whole.
-func expectCreate(obj object) expectation {
+func expectCreate(obj owned.Object) expectation {
 	return expectation{"create", resourceOf(obj), obj.GetNamespace(), obj.GetName(), "", obj}
 }
 
 // expectUpdate expects obj to be written by an update, whole.
-func expectUpdate(obj object) expectation {
+func expectUpdate(obj owned.Object) expectation {
 	return expectation{"update", resourceOf(obj), obj.GetNamespace(), obj.GetName(), "", obj}
 }
 
@@ -407,7 +408,7 @@ func writtenObject(a core.Action) runtime.Object {
 }
 
 // written is the last object of type T named name that actions create or update, or nil.
-func written[T object](actions []core.Action, name string) T {
+func written[T owned.Object](actions []core.Action, name string) T {
 	var out T
 	for _, a := range actions {
 		if o, ok := writtenObject(a).(T); ok && o.GetName() == name {
@@ -417,14 +418,12 @@ func written[T object](actions []core.Action, name string) T {
 	return out
 }
 
-// merged is the object ensure writes to bring live back to desired with kind client k: the
-// kind's merge, then the labels and spec hash (owned.go). Expected updates are built with the
+// merged is the object Ensure writes to bring live back to desired with kind k: the kind's
+// merge, then the labels and spec hash (Kind.Updated). Expected updates are built with the
 // controller's own functions, over the builder's object, so a test checks that this object
 // arrived whole.
-func merged[T object](k kindClient[T], desired, live T) T {
-	out := k.merge(desired, live)
-	mergeMetadata(desired, out)
-	return out
+func merged[T owned.Object](k owned.Kind[T], desired, live T) T {
+	return k.Updated(desired, live)
 }
 
 // builtInputs are the inputs the sync hands the API and crawler builders when its pods run
@@ -531,7 +530,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewCrawlerDeployment(m, in)))
 	// What the builders must give every object, for the garbage collector and the informers.
 	for _, o := range objects {
-		if !isControlledBy(o.(metav1.Object), m) {
+		if !owned.IsControlledBy(o.(metav1.Object), m) {
 			t.Errorf("%T %s is not controlled by the Monocle", o, o.(metav1.Object).GetName())
 		}
 		if o.(metav1.Object).GetLabels()[resources.ManagedByLabel] != resources.ManagedByValue {

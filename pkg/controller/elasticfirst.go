@@ -6,6 +6,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 )
 
 // Elasticsearch first. Monocle's API sets up each workspace's index before it listens, and
@@ -25,7 +26,7 @@ func elasticServing(elastic *appsv1.StatefulSet) bool {
 // apiWaitsForElasticsearch reports whether the API Deployment desired is to be left as live
 // has it (live nil: not created) because it would start a pod while Elasticsearch has no
 // ready one: desired runs pods, and live is missing or has another pod template by the drift
-// rule (drift.go).
+// rule (owned/drift.go).
 func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
 	if elasticServing(elastic) || ptr.Deref(desired.Spec.Replicas, 1) == 0 {
 		return false
@@ -33,19 +34,19 @@ func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1
 	if live == nil {
 		return true
 	}
-	return ownedDiffers(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live, nil)
+	return owned.FieldsDiffer(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live)
 }
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by
 // apiWaitsForElasticsearch, live being the API Deployment m controls (nil: none). A name
-// another owner holds in the cache does not wait: ensure then reports the conflict, and
+// another owner holds in the cache does not wait: Ensure then reports the conflict, and
 // neither does anything when AutoPilotOffAnnotation turns this part off.
 func (c *Controller) apiWaits(m *monoclev1alpha1.Monocle, elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
 	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
 		return false
 	}
 	if live == nil {
-		if taken, err := c.deploymentsLister.Deployments(m.Namespace).Get(desired.Name); err == nil && !isControlledBy(taken, m) {
+		if taken, err := c.deployments.Get(m.Namespace, desired.Name); err == nil && !owned.IsControlledBy(taken, m) {
 			return false
 		}
 	}

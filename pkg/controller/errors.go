@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
+
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 )
 
 // staleCacheError wraps errors that only say the cache was behind the API server (a 409
@@ -83,10 +85,10 @@ type problems struct {
 func classify(errs []error) problems {
 	var p problems
 	for _, err := range errs {
-		var conflict *conflictError
+		var conflict *owned.ConflictError
 		switch {
 		case errors.As(err, &conflict):
-			p.conflicts = append(p.conflicts, conflict.kind+" "+conflict.name)
+			p.conflicts = append(p.conflicts, conflict.Kind+" "+conflict.Name)
 		case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
 			p.races++
 		default:

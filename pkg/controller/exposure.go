@@ -37,29 +37,29 @@ type optionalExposure struct {
 // ensureExposure keeps the objects that expose the web UI as the spec asks: each one asked
 // for is ensured, each one no longer asked for deleted. An optional API the cluster does not
 // serve (Gateway API, OpenShift Routes) never fails the sync: the Exposed condition names it
-// and the rest of the Monocle runs; discovery (optional.go) syncs the Monocle again when the
-// API appears. The errors are those of the writes, nil ones included.
+// and the rest of the Monocle runs; discovery (owned/optional.go) syncs the Monocle again
+// when the API appears. The errors are those of the writes, nil ones included.
 func (c *Controller) ensureExposure(ctx context.Context, m *monoclev1alpha1.Monocle) (exposure, []error) {
 	var errs []error
 	var made, missing []string
 	var out exposure
 	if m.Spec.Ingress != nil {
-		_, err := ensure(ctx, c, m, c.ingresses, resources.NewAPIIngress(m))
+		_, err := c.ingresses.Ensure(ctx, c.recorder, m, resources.NewAPIIngress(m))
 		errs = append(errs, err)
 		made = append(made, "Ingress "+resources.IngressName(m))
 	} else {
-		errs = append(errs, deleteOwned(ctx, c, m, c.ingresses, resources.IngressName(m), "spec.ingress is unset"))
+		errs = append(errs, c.ingresses.Delete(ctx, c.recorder, m, resources.IngressName(m), "spec.ingress is unset"))
 	}
 	for _, e := range []optionalExposure{
 		{resources.HTTPRouteResource, resources.HTTPRouteName(m), m.Spec.HTTPRoute != nil, resources.NewAPIHTTPRoute},
 		{resources.RouteResource, resources.RouteName(m), m.Spec.Route != nil, resources.NewAPIRoute},
 	} {
-		k, served := c.optional.client(e.resource)
+		k, served := c.optional.Kind(e.resource)
 		switch {
 		case e.wanted && served:
-			live, err := ensure(ctx, c, m, k, e.build(m))
+			live, err := k.Ensure(ctx, c.recorder, m, e.build(m))
 			errs = append(errs, err)
-			made = append(made, k.kind+" "+e.name)
+			made = append(made, k.Name()+" "+e.name)
 			if e.resource == resources.RouteResource && live != nil && m.Spec.Route.Host == "" {
 				if host, _, _ := unstructured.NestedString(live.Object, "spec", "host"); host != "" {
 					out.assignedURL = "https://" + host
@@ -68,7 +68,7 @@ func (c *Controller) ensureExposure(ctx context.Context, m *monoclev1alpha1.Mono
 		case e.wanted:
 			missing = append(missing, e.resource.Resource+"."+e.resource.Group+"/"+e.resource.Version)
 		case served:
-			errs = append(errs, deleteOwned(ctx, c, m, k, e.name, "spec."+specField(e.resource)+" is unset"))
+			errs = append(errs, k.Delete(ctx, c.recorder, m, e.name, "spec."+specField(e.resource)+" is unset"))
 		}
 	}
 	out.condition = exposedCondition(m, made, missing, errors.Join(errs...), out.assignedURL)

@@ -9,6 +9,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -49,7 +50,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 	st.fail(err)
 	var f foundation
 	// The StatefulSet as the previous sync left it, from the cache.
-	cachedElastic, _ := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m))
+	cachedElastic, _ := c.statefulSets.Get(m.Namespace, resources.ElasticName(m))
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if keys.keys == nil {
@@ -75,7 +76,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
 			// read from the cache, as the previous sync left them.
-			_, err := ensure(ctx, c, m, c.serviceClient(statefulSetServes(m, cachedElastic)), resources.NewElasticService(m))
+			_, err := c.serviceClient(statefulSetServes(m, cachedElastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
 			return nil, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
@@ -83,14 +84,14 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
 			cachedAPI, _ := c.observeDeployments(m)
-			_, err := ensure(ctx, c, m, c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)), resources.NewAPIService(m))
+			_, err := c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)).Ensure(ctx, c.recorder, m, resources.NewAPIService(m))
 			return nil, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
 			return nil, []error{c.ensureAPIDisruptionBudget(ctx, m)}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
-			_, err := ensure(ctx, c, m, c.netpols, resources.NewNetworkPolicy(m, c.operatorNamespace))
+			_, err := c.netpols.Ensure(ctx, c.recorder, m, resources.NewNetworkPolicy(m, c.operatorNamespace))
 			return nil, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
@@ -127,14 +128,14 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cached *appsv1.StatefulSet) (func(*syncState), []error) {
 	m := st.m
 	var live *appsv1.StatefulSet
-	if cached != nil && isControlledBy(cached, m) {
+	if cached != nil && owned.IsControlledBy(cached, m) {
 		live = cached
 	}
 	var errs []error
 	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
 		var err error
-		live, err = ensure(ctx, c, m, c.statefulSets, resources.NewElasticStatefulSet(m, st.volume))
+		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.volume))
 		errs = append(errs, err)
 	}
 	storage, err := c.ensureStorage(ctx, m, st.volume)

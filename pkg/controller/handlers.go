@@ -6,12 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -96,7 +96,7 @@ func (c *Controller) enqueueOwner(obj any, delay time.Duration) {
 		return
 	}
 	ref := metav1.GetControllerOf(object)
-	if ref == nil || !isMonocleRef(*ref) {
+	if ref == nil || !owned.IsMonocleRef(*ref) {
 		return
 	}
 	m := c.monocleFor(object.GetNamespace(), ref.Name)
@@ -113,21 +113,6 @@ func objectMeta(obj any) (metav1.Object, error) {
 		obj = tombstone.Obj
 	}
 	return meta.Accessor(obj)
-}
-
-// isMonocleRef reports whether an owner reference points at a Monocle of our API group.
-func isMonocleRef(ref metav1.OwnerReference) bool {
-	if ref.Kind != "Monocle" {
-		return false
-	}
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	return err == nil && gv.Group == monoclev1alpha1.GroupName
-}
-
-// isControlledBy reports whether m is the controller of obj, checking Kind, group and UID.
-func isControlledBy(obj metav1.Object, m *monoclev1alpha1.Monocle) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && isMonocleRef(*ref) && ref.UID == m.UID
 }
 
 // handleVolumeClaim enqueues the Monocle of an Elasticsearch PVC after statusSyncDelay: PVC

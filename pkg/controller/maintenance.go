@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -112,7 +113,7 @@ func (c *Controller) planMaintenance(m *monoclev1alpha1.Monocle, cfg *monoclecon
 			continue
 		}
 		if s != nil {
-			if job, err := c.jobsLister.Jobs(m.Namespace).Get(s.Name); err == nil && isControlledBy(job, m) && finished(job) != "" {
+			if job, err := c.jobs.Get(m.Namespace, s.Name); err == nil && owned.IsControlledBy(job, m) && finished(job) != "" {
 				continue
 			}
 		}

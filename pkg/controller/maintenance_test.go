@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -20,7 +21,7 @@ func replaced(objects []runtime.Object, with ...runtime.Object) []runtime.Object
 	out := append([]runtime.Object(nil), objects...)
 	for _, w := range with {
 		for i, o := range out {
-			if resourceOf(o) == resourceOf(w) && o.(object).GetName() == w.(object).GetName() {
+			if resourceOf(o) == resourceOf(w) && o.(owned.Object).GetName() == w.(owned.Object).GetName() {
 				out[i] = w
 			}
 		}

@@ -15,17 +15,17 @@ import (
 // ensureMonitoring keeps the PodMonitor spec.monitoring asks for, and deletes it once
 // spec.monitoring is unset, and returns the Monitored condition. The PodMonitor API is
 // optional: a cluster that does not serve it never fails the sync (the condition says so, and
-// discovery syncs the Monocle again when it appears, see optional.go).
+// discovery syncs the Monocle again when it appears, see owned/optional.go).
 func (c *Controller) ensureMonitoring(ctx context.Context, m *monoclev1alpha1.Monocle) (metav1.Condition, error) {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionMonitored, Status: metav1.ConditionFalse}
-	k, served := c.optional.client(resources.PodMonitorResource)
+	k, served := c.optional.Kind(resources.PodMonitorResource)
 	name := resources.PodMonitorName(m)
 	r := resources.PodMonitorResource
 	switch {
 	case m.Spec.Monitoring == nil:
 		cond.Reason, cond.Message = reasons.NotMonitored, "spec.monitoring is unset: no PodMonitor scrapes the API's and the crawler's /metrics"
 		if served {
-			return cond, deleteOwned(ctx, c, m, k, name, "spec.monitoring is unset")
+			return cond, k.Delete(ctx, c.recorder, m, name, "spec.monitoring is unset")
 		}
 		return cond, nil
 	case !served:
@@ -34,7 +34,7 @@ func (c *Controller) ensureMonitoring(ctx context.Context, m *monoclev1alpha1.Mo
 			r.Resource, r.Group, r.Version)
 		return cond, nil
 	}
-	if _, err := ensure(ctx, c, m, k, resources.NewPodMonitor(m)); err != nil {
+	if _, err := k.Ensure(ctx, c.recorder, m, resources.NewPodMonitor(m)); err != nil {
 		cond.Reason, cond.Message = reasons.MonitoringFailed, day2.Truncate(err.Error())
 		return cond, err
 	}

@@ -49,8 +49,9 @@ func newStatusServer(t *testing.T, status metav1.Status) *statusServer {
 }
 
 // controllerAgainst returns a controller whose cache holds the new Monocle default/demo
-// and nothing else, and whose clientsets are real ones writing to host. Real clients are
-// used because the fake ones ignore the request context, which a sync cancels to stop.
+// and nothing else, and whose clientsets are real ones writing to host (the owned kinds read
+// c.kubeclientset at each request, so they write there too). Real clients are used because
+// the fake ones ignore the request context, which a sync cancels to stop.
 func controllerAgainst(t *testing.T, host string) *Controller {
 	t.Helper()
 	f := newFixture(t)
@@ -64,7 +65,6 @@ func controllerAgainst(t *testing.T, host string) *Controller {
 	if c.monocleclientset, err = clientset.NewForConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	c.newKindClients()
 	return c
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -54,7 +55,7 @@ func stripSecretMetadata(obj any) (any, error) {
 	if v, ok := m.Labels[resources.ManagedByLabel]; ok {
 		out.Labels = map[string]string{resources.ManagedByLabel: v}
 	}
-	if ref := metav1.GetControllerOf(m); ref != nil && isMonocleRef(*ref) {
+	if ref := metav1.GetControllerOf(m); ref != nil && owned.IsMonocleRef(*ref) {
 		out.OwnerReferences = []metav1.OwnerReference{*ref}
 	}
 	return out, nil
@@ -295,13 +296,15 @@ type keyring struct {
 // need not be asked first, and a new Monocle's keys cost one request. Otherwise the keys come
 // from the cache, or from the API server when the cache lacks some (ensureLiveKeys).
 func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
-	primary, backup, err := keySecrets(m, controlledReader(m, " from the cache", c.secretsLister.Secrets(m.Namespace).Get))
+	primary, backup, err := keySecrets(m, controlledReader(m, " from the cache", func(name string) (*corev1.Secret, error) {
+		return c.secrets.Get(m.Namespace, name)
+	}))
 	if err != nil {
 		return keyring{}, err
 	}
 	keys, missing := keysFrom(primary, backup)
 	if len(missing) == 0 {
-		if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
+		if _, err := c.secrets.Ensure(ctx, c.recorder, m, resources.NewKeysBackupSecret(m, keys)); err != nil {
 			return keyring{}, err
 		}
 		return keyring{keys: keys}, nil
@@ -313,11 +316,11 @@ func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle,
 	if err := generateKeys(c.random, k.keys, missing); err != nil {
 		return keyring{}, err
 	}
-	created, err := c.secrets.create(ctx, resources.NewKeysBackupSecret(m, k.keys))
+	created, err := c.secrets.Create(ctx, resources.NewKeysBackupSecret(m, k.keys))
 	switch {
 	case err == nil:
 		klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
-		c.noteCreated(ctx, m, "Secret", created.Name)
+		owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
 		return k, nil
 	case apierrors.IsAlreadyExists(err):
 		return c.ensureLiveKeys(ctx, m, adopting)
@@ -331,7 +334,7 @@ func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle,
 // neither holds, and writes the backup Secret.
 func (c *Controller) ensureLiveKeys(ctx context.Context, m *monoclev1alpha1.Monocle, adopting bool) (keyring, error) {
 	primary, backup, err := keySecrets(m, controlledReader(m, "", func(name string) (*corev1.Secret, error) {
-		return c.secrets.read(ctx, m.Namespace, name)
+		return c.secrets.Read(ctx, m.Namespace, name)
 	}))
 	if err != nil {
 		return keyring{}, err
@@ -342,7 +345,7 @@ func (c *Controller) ensureLiveKeys(ctx context.Context, m *monoclev1alpha1.Mono
 	}
 	// The earlier operator's Secret lacks MONOCLE_JWK_GEN_KEY: generating it while adopting
 	// is no loss.
-	if _, err := ensure(ctx, c, m, c.secrets, resources.NewKeysBackupSecret(m, keys)); err != nil {
+	if _, err := c.secrets.Ensure(ctx, c.recorder, m, resources.NewKeysBackupSecret(m, keys)); err != nil {
 		return keyring{}, err
 	}
 	return keyring{keys: keys, missing: missing, hadKeys: !adopting && (primary != nil || backup != nil || m.Status.ObservedGeneration > 0)}, nil
@@ -365,10 +368,10 @@ func generateKeys(random io.Reader, keys map[string][]byte, missing []string) er
 // should one exist after all, the keys are settled again from the API server first.
 func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Monocle, k keyring, adopting bool) (*corev1.Secret, error) {
 	if k.fresh {
-		created, err := c.secrets.create(ctx, resources.NewAPISecret(m, k.keys))
+		created, err := c.secrets.Create(ctx, resources.NewAPISecret(m, k.keys))
 		if err == nil {
 			klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
-			c.noteCreated(ctx, m, "Secret", created.Name)
+			owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
 			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
@@ -378,7 +381,7 @@ func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Mon
 			return nil, err
 		}
 	}
-	secret, err := ensure(ctx, c, m, c.secrets, resources.NewAPISecret(m, k.keys))
+	secret, err := c.secrets.Ensure(ctx, c.recorder, m, resources.NewAPISecret(m, k.keys))
 	if err == nil && len(k.missing) > 0 && k.hadKeys {
 		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.KeyGenerated,
 			"Secrets %s and %s had lost %s; generated new values (API logins are reset)",
@@ -402,7 +405,7 @@ func controlledReader(m *monoclev1alpha1.Monocle, where string, get func(name st
 // controlledSecret is s when the read that returned s and err found it and m controls it,
 // else nil.
 func controlledSecret(s *corev1.Secret, err error, m *monoclev1alpha1.Monocle) *corev1.Secret {
-	if err != nil || s == nil || !isControlledBy(s, m) {
+	if err != nil || s == nil || !owned.IsControlledBy(s, m) {
 		return nil
 	}
 	return s

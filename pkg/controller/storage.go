@@ -29,7 +29,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionStorageReady, Status: metav1.ConditionTrue, Reason: reasons.AsRequested,
 		Message: "No storage change is pending"}
 	name := resources.ElasticPVCName(m, volume)
-	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(name)
+	pvc, err := c.pvcs.Get(m.Namespace, name)
 	if apierrors.IsNotFound(err) {
 		return cond, nil
 	}
@@ -81,7 +81,7 @@ func (c *Controller) ensureStorage(ctx context.Context, m *monoclev1alpha1.Monoc
 
 // elasticPVC is the Elasticsearch PVC of m from the cache, or nil.
 func (c *Controller) elasticPVC(m *monoclev1alpha1.Monocle, volume string) *corev1.PersistentVolumeClaim {
-	pvc, err := c.pvcsLister.PersistentVolumeClaims(m.Namespace).Get(resources.ElasticPVCName(m, volume))
+	pvc, err := c.pvcs.Get(m.Namespace, resources.ElasticPVCName(m, volume))
 	if err != nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -49,8 +50,8 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if m.Annotations[monoclev1alpha1.PausedAnnotation] == "true" {
 		return c.syncPaused(ctx, st)
 	}
-	ctx, created := withCreatedLog(ctx)
-	defer c.recordCreated(m, created)
+	ctx, created := owned.WithCreatedLog(ctx)
+	defer created.Record(c.recorder, m)
 
 	if err := c.adopt(ctx, st); err != nil {
 		return err
@@ -117,7 +118,7 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, st *syncState) error {
 	m := st.m
-	if s, err := c.statefulSetsLister.StatefulSets(m.Namespace).Get(resources.ElasticName(m)); err == nil && isControlledBy(s, m) {
+	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
 		st.elastic = s
 	}
 	st.api, st.crawler = c.observeDeployments(m)

@@ -8,6 +8,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -60,14 +61,14 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 			if c.apiWaits(m, st.elastic, st.api, desired) {
 				return func(st *syncState) { st.apiWaits = true }, nil
 			}
-			api, err := ensure(ctx, c, m, c.deployments, desired)
+			api, err := c.deployments.Ensure(ctx, c.recorder, m, desired)
 			return func(st *syncState) { st.api = api }, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.crawler {
 				return nil, nil
 			}
-			crawler, err := ensure(ctx, c, m, c.deployments, resources.NewCrawlerDeployment(m, in))
+			crawler, err := c.deployments.Ensure(ctx, c.recorder, m, resources.NewCrawlerDeployment(m, in))
 			return func(st *syncState) { st.crawler = crawler }, []error{err}
 		},
 	)
@@ -77,8 +78,8 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 // observeDeployments returns the API and crawler Deployments m controls, from the cache.
 func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawler *appsv1.Deployment) {
 	get := func(name string) *appsv1.Deployment {
-		d, err := c.deploymentsLister.Deployments(m.Namespace).Get(name)
-		if err != nil || !isControlledBy(d, m) {
+		d, err := c.deployments.Get(m.Namespace, name)
+		if err != nil || !owned.IsControlledBy(d, m) {
 			return nil
 		}
 		return d
@@ -90,8 +91,8 @@ func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawle
 // one replica, and deletes it otherwise (a budget over one pod would block node drains).
 func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1alpha1.Monocle) error {
 	if resources.NeedsAPIDisruptionBudget(m) {
-		_, err := ensure(ctx, c, m, c.pdbs, resources.NewAPIPodDisruptionBudget(m))
+		_, err := c.pdbs.Ensure(ctx, c.recorder, m, resources.NewAPIPodDisruptionBudget(m))
 		return err
 	}
-	return deleteOwned(ctx, c, m, c.pdbs, resources.APIName(m), "the API runs one replica")
+	return c.pdbs.Delete(ctx, c.recorder, m, resources.APIName(m), "the API runs one replica")
 }

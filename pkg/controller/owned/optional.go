@@ -1,9 +1,8 @@
-package controller
+package owned
 
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -54,20 +53,31 @@ type optionalKind struct {
 	stop     context.CancelFunc
 }
 
-// optionalKinds holds the owned kinds of optional APIs and starts or stops their informers
-// as discovery finds their APIs served or gone.
-type optionalKinds struct {
-	apis  OptionalAPIs
-	kinds []*optionalKind
+// Optional holds the owned kinds of optional APIs and starts or stops their informers as
+// discovery finds their APIs served or gone. Their events go to the handler of the Registry
+// that made it.
+type Optional struct {
+	apis    OptionalAPIs
+	handler cache.ResourceEventHandler
+	manager string
+	kinds   []*optionalKind
 }
 
-func newOptionalKinds(apis OptionalAPIs, kinds map[schema.GroupVersionResource]string) *optionalKinds {
-	o := &optionalKinds{apis: apis}
-	for r, k := range kinds {
-		o.kinds = append(o.kinds, &optionalKind{resource: r, kind: k})
+// Optional returns the owned kinds of optional APIs: kinds maps each resource to its kind's
+// name ("HTTPRoute"). Their informers run once Refresh finds their APIs served.
+func (r *Registry) Optional(apis OptionalAPIs, kinds map[schema.GroupVersionResource]string) *Optional {
+	o := &Optional{apis: apis, handler: r.handler, manager: r.manager}
+	for res, k := range kinds {
+		o.kinds = append(o.kinds, &optionalKind{resource: res, kind: k})
 	}
 	slices.SortFunc(o.kinds, func(a, b *optionalKind) int { return cmp.Compare(a.kind, b.kind) })
 	return o
+}
+
+// Enabled reports whether o has the clients discovery and the informers need; without them
+// every optional API counts as not served.
+func (o *Optional) Enabled() bool {
+	return o.apis.Dynamic != nil && o.apis.Discovery != nil
 }
 
 // served reports whether discovery lists resource r.
@@ -87,11 +97,11 @@ func served(d discovery.DiscoveryInterface, r schema.GroupVersionResource) (bool
 	return false, nil
 }
 
-// refresh runs discovery and starts the informer of each kind whose API is now served (with
-// c's owned-object handler) and stops the one of each kind whose API is gone. changed is
+// Refresh runs discovery and starts the informer of each kind whose API is now served (with
+// the Registry's event handler) and stops the one of each kind whose API is gone. changed is
 // called, once the new informers have synced, when anything changed. A discovery error
 // leaves that kind as it was.
-func (o *optionalKinds) refresh(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
+func (o *Optional) Refresh(ctx context.Context, changed func()) {
 	logger := klog.FromContext(ctx)
 	var started []cache.InformerSynced
 	anyChange := false
@@ -106,7 +116,7 @@ func (o *optionalKinds) refresh(ctx context.Context, handler cache.ResourceEvent
 		case ok && k.informer == nil:
 			inf := dynamicinformer.NewFilteredDynamicInformer(o.apis.Dynamic, k.resource, o.apis.Namespace, o.apis.Resync,
 				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, o.apis.TweakListOptions).Informer()
-			if _, err := inf.AddEventHandler(handler); err != nil {
+			if _, err := inf.AddEventHandler(o.handler); err != nil {
 				logger.Error(err, "Adding the event handler", "resource", k.resource.String())
 				k.mu.Unlock()
 				continue
@@ -134,8 +144,8 @@ func (o *optionalKinds) refresh(ctx context.Context, handler cache.ResourceEvent
 	changed()
 }
 
-// run runs refresh every interval until ctx ends.
-func (o *optionalKinds) run(ctx context.Context, handler cache.ResourceEventHandler, changed func()) {
+// Run runs Refresh every OptionalAPIs.DiscoveryInterval until ctx ends.
+func (o *Optional) Run(ctx context.Context, changed func()) {
 	interval := o.apis.DiscoveryInterval
 	if interval == 0 {
 		interval = defaultDiscoveryInterval
@@ -147,13 +157,13 @@ func (o *optionalKinds) run(ctx context.Context, handler cache.ResourceEventHand
 		case <-ctx.Done():
 			return
 		case <-ticker.C:
-			o.refresh(ctx, handler, changed)
+			o.Refresh(ctx, changed)
 		}
 	}
 }
 
-// hasSynced reports whether every running informer has synced.
-func (o *optionalKinds) hasSynced() bool {
+// HasSynced reports whether every running informer has synced.
+func (o *Optional) HasSynced() bool {
 	for _, k := range o.kinds {
 		k.mu.Lock()
 		inf := k.informer
@@ -165,9 +175,10 @@ func (o *optionalKinds) hasSynced() bool {
 	return true
 }
 
-// client returns the kind client of resource r, and false while its API is not served (or
-// its informer has not synced yet).
-func (o *optionalKinds) client(r schema.GroupVersionResource) (kindClient[*unstructured.Unstructured], bool) {
+// Kind returns the Kind of resource r, and false while its API is not served (or its
+// informer has not synced yet). It reads and writes unstructured objects, with the drift rule
+// of unstructured objects (drift.go).
+func (o *Optional) Kind(r schema.GroupVersionResource) (Kind[*unstructured.Unstructured], bool) {
 	for _, k := range o.kinds {
 		if k.resource != r {
 			continue
@@ -176,46 +187,16 @@ func (o *optionalKinds) client(r schema.GroupVersionResource) (kindClient[*unstr
 		inf := k.informer
 		k.mu.Unlock()
 		if inf == nil || !inf.HasSynced() {
-			return kindClient[*unstructured.Unstructured]{}, false
+			return Kind[*unstructured.Unstructured]{}, false
 		}
-		return o.kindClient(k.kind, r, inf.GetIndexer()), true
-	}
-	return kindClient[*unstructured.Unstructured]{}, false
-}
-
-// kindClient reads kind from indexer and writes it through the dynamic client, with the
-// drift rule of unstructured objects (drift.go).
-func (o *optionalKinds) kindClient(kind string, r schema.GroupVersionResource, indexer cache.Indexer) kindClient[*unstructured.Unstructured] {
-	k := newKindClient(kind, indexerGetter[*unstructured.Unstructured](indexer, r.GroupResource()),
-		func(ns string) typedClient[*unstructured.Unstructured] {
+		return newKind(k.kind, inf.GetIndexer(), r.GroupResource(), func(ns string) Client[*unstructured.Unstructured] {
 			return dynamicClient{o.apis.Dynamic.Resource(r).Namespace(ns)}
-		})
-	k.drifted = unstructuredDiffers
-	k.merge = mergeUnstructured
-	return k
-}
-
-// indexerGetter returns a get function of a kindClient that reads an informer's indexer: an
-// absent object is a NotFound error of resource gr.
-func indexerGetter[T object](indexer cache.Indexer, gr schema.GroupResource) func(ns, name string) (T, error) {
-	return func(ns, name string) (T, error) {
-		var zero T
-		obj, exists, err := indexer.GetByKey(ns + "/" + name)
-		if err != nil {
-			return zero, err
-		}
-		if !exists {
-			return zero, apierrors.NewNotFound(gr, name)
-		}
-		t, ok := obj.(T)
-		if !ok {
-			return zero, fmt.Errorf("the %s cache holds a %T", gr, obj)
-		}
-		return t, nil
+		}, o.manager).WithDrift(unstructuredDiffers, mergeUnstructured), true
 	}
+	return Kind[*unstructured.Unstructured]{}, false
 }
 
-// dynamicClient adapts a dynamic client's namespaced resource to typedClient.
+// dynamicClient adapts a dynamic client's namespaced resource to Client.
 type dynamicClient struct{ r dynamic.ResourceInterface }
 
 func (d dynamicClient) Get(ctx context.Context, name string, opts metav1.GetOptions) (*unstructured.Unstructured, error) {

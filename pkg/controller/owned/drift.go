@@ -1,4 +1,4 @@
-package controller
+package owned
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,8 +36,8 @@ import (
 //     are written whole anyway, which covers the unions inside them (probe handlers, volume
 //     and env sources).
 //   - Object metadata is compared by metadataDrifted, status never; fields Kubernetes does not
-//     let an update change are named per kind (immutable) and skipped, so an adopted object
-//     keeps its own.
+//     let an update change are named per kind (immutableFields) and skipped, so an adopted
+//     object keeps its own.
 //
 // What the operator no longer wants (a field the builder stopped setting) shows in the spec
 // hash annotation, which changes with the desired spec: the update then writes the desired
@@ -55,12 +56,28 @@ var unions = map[reflect.Type]bool{
 	reflect.TypeOf(policyv1.PodDisruptionBudgetSpec{}): true,
 }
 
+// immutableFields are, per owned type, the fields ("Spec.Selector") the rule skips because
+// Kubernetes API validation refuses an update that changes them: apps/v1 Deployment's
+// selector; StatefulSet's selector, serviceName, volumeClaimTemplates and
+// podManagementPolicy; a Secret's type.
+var immutableFields = map[reflect.Type][]string{
+	reflect.TypeFor[*appsv1.Deployment]():  {"Spec.Selector"},
+	reflect.TypeFor[*appsv1.StatefulSet](): {"Spec.Selector", "Spec.ServiceName", "Spec.VolumeClaimTemplates", "Spec.PodManagementPolicy"},
+	reflect.TypeFor[*corev1.Secret]():      {"Type"},
+}
+
 var (
 	quantityType    = reflect.TypeOf(resource.Quantity{})
 	intOrStringType = reflect.TypeOf(intstr.IntOrString{})
 	objectMetaType  = reflect.TypeOf(metav1.ObjectMeta{})
 	typeMetaType    = reflect.TypeOf(metav1.TypeMeta{})
 )
+
+// FieldsDiffer reports whether live differs from desired in a field desired sets, by the rule
+// above, with no field skipped. desired and live are pointers to objects of one kind.
+func FieldsDiffer(desired, live any) bool {
+	return ownedDiffers(desired, live, nil)
+}
 
 // ownedDiffers reports whether live differs from desired in a field desired sets, by the
 // rule above. desired and live are pointers to objects of one kind; immutable names the
@@ -84,17 +101,9 @@ func differs(d, l reflect.Value, path string, open bool, immutable map[string]bo
 		}
 		return l.IsNil() || differs(d.Elem(), l.Elem(), path, open, immutable)
 	case reflect.Struct:
-		for i := range d.NumField() {
-			f := d.Type().Field(i)
-			p := join(path, f.Name)
-			if skipField(path, f, immutable[p]) || d.Field(i).IsZero() {
-				continue
-			}
-			if differs(d.Field(i), l.Field(i), p, openMaps[f.Name], immutable) {
-				return true
-			}
-		}
-		return false
+		return anyOwnedField(d, path, immutable, func(i int, p string, open bool) bool {
+			return differs(d.Field(i), l.Field(i), p, open, immutable)
+		})
 	case reflect.Map:
 		if d.Len() == 0 {
 			return false
@@ -134,7 +143,7 @@ func differs(d, l reflect.Value, path string, open bool, immutable map[string]bo
 // above: open maps get desired's keys (and lose the operator's annotations desired no longer
 // has), other maps, lists and scalars are replaced, structs merged field by field. live is
 // not changed. The type parameter is a pointer to an API object.
-func mergeOwned[T object](desired, live T, immutable map[string]bool) T {
+func mergeOwned[T Object](desired, live T, immutable map[string]bool) T {
 	// The merged object shares maps, lists and pointers with this copy of desired alone.
 	from := desired.DeepCopyObject().(T)
 	out := live.DeepCopyObject().(T)
@@ -157,14 +166,10 @@ func merge(d, out reflect.Value, path string, open bool, immutable map[string]bo
 			merge(d.Elem(), out.Elem(), path, open, immutable)
 		}
 	case reflect.Struct:
-		for i := range d.NumField() {
-			f := d.Type().Field(i)
-			p := join(path, f.Name)
-			if skipField(path, f, immutable[p]) || d.Field(i).IsZero() {
-				continue
-			}
-			merge(d.Field(i), out.Field(i), p, openMaps[f.Name], immutable)
-		}
+		anyOwnedField(d, path, immutable, func(i int, p string, open bool) bool {
+			merge(d.Field(i), out.Field(i), p, open, immutable)
+			return false
+		})
 	case reflect.Map:
 		if d.Len() == 0 {
 			return
@@ -189,6 +194,24 @@ func merge(d, out reflect.Value, path string, open bool, immutable map[string]bo
 	default:
 		out.Set(d)
 	}
+}
+
+// anyOwnedField calls f, in order, for each field of struct d (at path) the rule owns: set in
+// d, neither metadata nor status nor immutable. f gets the field's index, its path and whether
+// it is an open map; anyOwnedField stops at the first call that returns true, and returns
+// whether one did.
+func anyOwnedField(d reflect.Value, path string, immutable map[string]bool, f func(i int, path string, open bool) bool) bool {
+	for i := range d.NumField() {
+		field := d.Type().Field(i)
+		p := join(path, field.Name)
+		if skipField(path, field, immutable[p]) || d.Field(i).IsZero() {
+			continue
+		}
+		if f(i, p, openMaps[field.Name]) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipField reports whether a struct field is outside the rule: type and object metadata
