@@ -258,16 +258,3 @@ func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monoc
 func describeRequest(r monoclev1alpha1.MaintenanceRequest) string {
 	return fmt.Sprintf("%s of crawler %s in workspace %s", r.Operation, r.Crawler, r.Workspace)
 }
-
-// recordMaintenanceTransition records an event when a request finished since the last status.
-func (c *Controller) recordMaintenanceTransition(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, before, after *monoclev1alpha1.MaintenanceJobStatus) {
-	if before.Phase == after.Phase {
-		return
-	}
-	switch after.Phase {
-	case monoclev1alpha1.JobSucceeded:
-		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.MaintenanceSucceeded, "Request %s (%s) succeeded", r.Name, describeRequest(r))
-	case monoclev1alpha1.JobFailed:
-		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.MaintenanceFailed, "Request %s (%s) failed: %s", r.Name, describeRequest(r), after.Message)
-	}
-}

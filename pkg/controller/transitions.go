@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
@@ -72,4 +73,31 @@ func (c *Controller) recordIndexDeletion(m *monoclev1alpha1.Monocle, was, is *mo
 		return
 	}
 	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.IndexDeleted, "Deleted index %s of the removed workspace %s", is.Index, is.Request)
+}
+
+// recordJobTransition records an event when the update-idents Job finished since the last
+// status.
+func (c *Controller) recordJobTransition(m *monoclev1alpha1.Monocle, before, after *monoclev1alpha1.MaintenanceJobStatus) {
+	if after == nil || equality.Semantic.DeepEqual(before, after) || (before != nil && before.Name == after.Name && before.Phase == after.Phase) {
+		return
+	}
+	switch after.Phase {
+	case monoclev1alpha1.JobSucceeded:
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.UpdateIdentsSucceeded, "Job %s succeeded", after.Name)
+	case monoclev1alpha1.JobFailed:
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.UpdateIdentsFailed, "Job %s failed: %s", after.Name, after.Message)
+	}
+}
+
+// recordMaintenanceTransition records an event when a request finished since the last status.
+func (c *Controller) recordMaintenanceTransition(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, before, after *monoclev1alpha1.MaintenanceJobStatus) {
+	if before.Phase == after.Phase {
+		return
+	}
+	switch after.Phase {
+	case monoclev1alpha1.JobSucceeded:
+		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.MaintenanceSucceeded, "Request %s (%s) succeeded", r.Name, describeRequest(r))
+	case monoclev1alpha1.JobFailed:
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.MaintenanceFailed, "Request %s (%s) failed: %s", r.Name, describeRequest(r), after.Message)
+	}
 }
