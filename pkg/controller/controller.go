@@ -113,6 +113,9 @@ type Controller struct {
 	staleCacheBackoff workqueue.TypedRateLimiter[cache.ObjectName]
 	// recorder writes events on Monocles.
 	recorder record.EventRecorder
+	// created holds the objects of new Monocles whose API waits for Elasticsearch, for one
+	// Created event.
+	created *createdHold
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
 	// operand reads each Monocle's operands in the background and carries out what syncs
@@ -178,6 +181,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		unavailableBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
 		staleCacheBackoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
 		recorder:           recorder,
+		created:            &createdHold{held: map[cache.ObjectName]heldObjects{}},
 		random:             rand.Reader,
 		operand:            operand.Off(),
 	}

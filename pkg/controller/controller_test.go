@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"errors"
 	"math/rand"
 	"slices"
@@ -111,16 +112,57 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
-	// One event lists what the sync created: one Event write per sync, not one per object.
-	wantEvent := "Normal Created Created ConfigMap demo-api, Deployment demo-crawler, NetworkPolicy demo, " +
-		"Secret demo-api, Secret demo-api-keys, Service demo-api, Service demo-elastic, StatefulSet demo-elastic"
-	if events := drain(f); len(events) != 1 || events[0] != wantEvent {
-		t.Errorf("recorded events %q, want one: %q", events, wantEvent)
+	// The API waits for Elasticsearch: what the sync created is held for the one Created event
+	// of the sync that creates the API (TestCreatedObjectsInOneEvent).
+	if events := drain(f); len(events) != 0 {
+		t.Errorf("recorded events %q, want none while the API waits", events)
+	}
+}
+
+// TestCreatedObjectsInOneEvent: the objects syncs create while the API waits for
+// Elasticsearch are held, and the sync that creates the API lists them all in one Created
+// event; a hold that lasts maxCreatedHold ends with the event even if the API still waits.
+func TestCreatedObjectsInOneEvent(t *testing.T) {
+	m := newMonocle("demo")
+	sync := func(c *Controller, at time.Time, apiWaits bool, objects ...string) {
+		ctx, log := owned.WithCreatedLog(context.Background())
+		for _, o := range objects {
+			kind, name, _ := strings.Cut(o, " ")
+			owned.NoteCreated(ctx, c.recorder, m, kind, name)
+		}
+		c.recordCreated(&syncState{m: m, now: at, apiWaits: apiWaits}, log)
+	}
+	t0 := time.Now()
+
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	c := f.newController()
+	sync(c, t0, true, "Secret demo-api", "StatefulSet demo-elastic")
+	sync(c, t0.Add(time.Second), true)
+	if events := drain(f); len(events) != 0 {
+		t.Errorf("events %q while the API waits, want none", events)
+	}
+	sync(c, t0.Add(2*time.Second), false, "Deployment demo-api")
+	want := "Normal Created Created Deployment demo-api, Secret demo-api, StatefulSet demo-elastic"
+	if events := drain(f); len(events) != 1 || events[0] != want {
+		t.Errorf("events %q once the API is created, want one: %q", events, want)
+	}
+	sync(c, t0.Add(3*time.Second), false)
+	if events := drain(f); len(events) != 0 {
+		t.Errorf("events %q after the hold ended, want none", events)
+	}
+
+	c = f.newController()
+	sync(c, t0, true, "Secret demo-api")
+	sync(c, t0.Add(maxCreatedHold), true)
+	if events := drain(f); len(events) != 1 || events[0] != "Normal Created Created Secret demo-api" {
+		t.Errorf("events %q once the hold lasted %s, want the held object's", events, maxCreatedHold)
 	}
 }
 
 // TestParallelSyncMakesTheSameWrites: written in parallel, a new Monocle's objects are the
-// same from one sync to another, the workloads after what they need, and one event lists them.
+// same from one sync to another, the workloads after what they need, and no event tells them
+// while the API waits for Elasticsearch.
 func TestParallelSyncMakesTheSameWrites(t *testing.T) {
 	writes := func() ([]string, []string) {
 		f := newFixture(t)
@@ -136,8 +178,8 @@ func TestParallelSyncMakesTheSameWrites(t *testing.T) {
 	if len(got) < 3 || !strings.HasPrefix(got[0], "create secrets") || got[len(got)-1] != "create deployments demo-crawler" {
 		t.Errorf("parallel writes %q: want the Secret first and the crawler Deployment last", got)
 	}
-	if len(events) != 1 || !strings.HasPrefix(events[0], "Normal Created Created ConfigMap demo-api, ") {
-		t.Errorf("events %q, want one Created event", events)
+	if len(events) != 0 {
+		t.Errorf("events %q, want none while the API waits for Elasticsearch (TestCreatedObjectsInOneEvent)", events)
 	}
 }
 

@@ -51,7 +51,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return c.syncPaused(ctx, st)
 	}
 	ctx, created := owned.WithCreatedLog(ctx)
-	defer created.Record(c.recorder, m)
+	defer c.recordCreated(st, created)
 
 	if err := c.adopt(ctx, st); err != nil {
 		return err
@@ -77,6 +77,7 @@ func (c *Controller) forget(key cache.ObjectName) {
 	forgetBackup(key)
 	forgetCrawlers(key)
 	c.operand.Forget(key)
+	c.created.forget(key)
 }
 
 // finishSync records the events and writes the status of a sync, and returns its errors.

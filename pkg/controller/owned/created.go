@@ -41,11 +41,17 @@ func NoteCreated(ctx context.Context, events Events, m *monoclev1alpha1.Monocle,
 	events.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created %s %s", kind, name)
 }
 
-// Record records on m one Created event listing, sorted, the objects l holds, if any.
-func (l *CreatedLog) Record(events Events, m *monoclev1alpha1.Monocle) {
+// Objects returns the objects l holds, "<Kind> <name>" each, in the order they were noted.
+func (l *CreatedLog) Objects() []string {
 	l.mu.Lock()
-	objects := slices.Sorted(slices.Values(l.objects))
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.objects)
+}
+
+// Record records on m one Created event listing, sorted, the objects l holds and those of
+// earlier (objects an earlier sync created and held back), if any.
+func (l *CreatedLog) Record(events Events, m *monoclev1alpha1.Monocle, earlier ...string) {
+	objects := slices.Sorted(slices.Values(append(l.Objects(), earlier...)))
 	if len(objects) > 0 {
 		events.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created %s", strings.Join(objects, ", "))
 	}
