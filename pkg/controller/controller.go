@@ -116,6 +116,8 @@ type Controller struct {
 	// created holds the objects of new Monocles whose API waits for Elasticsearch, for one
 	// Created event.
 	created *createdHold
+	// progress spaces the status writes of workload progress (progressInterval).
+	progress *statusWrites
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
 	// operand reads each Monocle's operands in the background and carries out what syncs
@@ -182,6 +184,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		staleCacheBackoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
 		recorder:           recorder,
 		created:            &createdHold{held: map[cache.ObjectName]heldObjects{}},
+		progress:           &statusWrites{last: map[cache.ObjectName]time.Time{}},
 		random:             rand.Reader,
 		operand:            operand.Off(),
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -63,6 +66,12 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p p
 	if equality.Semantic.DeepEqual(m.Status, status) {
 		return nil
 	}
+	key := cache.MetaObjectToName(m)
+	if wait := c.progress.wait(key, m.Status, status, time.Now()); wait > 0 {
+		// A later sync writes it, with whatever else has moved by then.
+		c.queue.AddAfter(key, wait)
+		return nil
+	}
 	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
 	for _, cond := range orderedConditions(st.conditions) {
 		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
@@ -78,6 +87,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p p
 		}
 		return fmt.Errorf("updating status: %w", err)
 	}
+	c.progress.wrote(key, time.Now())
 	klog.FromContext(ctx).V(2).Info("Updated Monocle status")
 	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
 	if wasReady != nil && wasReady.Status != ready.Status {
@@ -240,4 +250,82 @@ func firstImage(spec *corev1.PodSpec) string {
 		return ""
 	}
 	return spec.Containers[0].Image
+}
+
+// progressInterval is the least time between two status writes of a Monocle that differ only
+// in the progress of its workloads (progressOnly): while a Monocle starts or rolls out, its
+// pods come up one after the other, and a status write for each would cost the API server a
+// write per pod with nothing for the user to act on. Any other change is written at once.
+const progressInterval = 5 * time.Second
+
+// statusWrites remembers when the status of each Monocle was last written, for
+// progressInterval. It is memory only: after a restart, the first write goes through.
+type statusWrites struct {
+	mu   sync.Mutex
+	last map[cache.ObjectName]time.Time
+}
+
+// wait returns how long the write of status over was, at now, is to wait: zero unless the
+// change is progressOnly and the last write is less than progressInterval old.
+func (w *statusWrites) wait(key cache.ObjectName, was, status monoclev1alpha1.MonocleStatus, now time.Time) time.Duration {
+	w.mu.Lock()
+	last, ok := w.last[key]
+	w.mu.Unlock()
+	if !ok || !progressOnly(was, status) {
+		return 0
+	}
+	return max(0, progressInterval-now.Sub(last))
+}
+
+// wrote notes that the status of key was written at now.
+func (w *statusWrites) wrote(key cache.ObjectName, now time.Time) {
+	w.mu.Lock()
+	w.last[key] = now
+	w.mu.Unlock()
+}
+
+// forget drops what w remembers of key.
+func (w *statusWrites) forget(key cache.ObjectName) {
+	w.mu.Lock()
+	delete(w.last, key)
+	w.mu.Unlock()
+}
+
+// progressOnly reports whether status differs from was only in progress: the workloads'
+// replica counts and readiness, and the messages of Ready and Progressing, which name them;
+// or, while a new Monocle starts (Ready False with reason Starting before and after), anything
+// but Degraded, since its components and their health come up one after the other. A change
+// of Degraded, of another condition's status or reason outside the start, or of anything
+// else, is not progress.
+func progressOnly(was, status monoclev1alpha1.MonocleStatus) bool {
+	if starting(was) && starting(status) && sameCondition(was, status, monoclev1alpha1.ConditionDegraded) {
+		return true
+	}
+	strip := func(s monoclev1alpha1.MonocleStatus) monoclev1alpha1.MonocleStatus {
+		s = *s.DeepCopy()
+		s.Elasticsearch, s.API, s.Crawler = monoclev1alpha1.ComponentStatus{}, monoclev1alpha1.ComponentStatus{}, monoclev1alpha1.ComponentStatus{}
+		for i, c := range s.Conditions {
+			if c.Type == monoclev1alpha1.ConditionReady || c.Type == monoclev1alpha1.ConditionProgressing {
+				s.Conditions[i].Message = ""
+			}
+		}
+		return s
+	}
+	return equality.Semantic.DeepEqual(strip(was), strip(status))
+}
+
+// starting reports whether s says its Monocle has not been Ready yet.
+func starting(s monoclev1alpha1.MonocleStatus) bool {
+	ready := apimeta.FindStatusCondition(s.Conditions, monoclev1alpha1.ConditionReady)
+	return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == reasons.Starting
+}
+
+// sameCondition reports whether a and b have the condition typ with the same status, reason
+// and message, or both lack it.
+func sameCondition(a, b monoclev1alpha1.MonocleStatus, typ string) bool {
+	ca, cb := apimeta.FindStatusCondition(a.Conditions, typ), apimeta.FindStatusCondition(b.Conditions, typ)
+	if ca == nil || cb == nil {
+		return ca == cb
+	}
+	return ca.Status == cb.Status && ca.Reason == cb.Reason && ca.Message == cb.Message
 }

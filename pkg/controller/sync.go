@@ -78,6 +78,7 @@ func (c *Controller) forget(key cache.ObjectName) {
 	forgetCrawlers(key)
 	c.operand.Forget(key)
 	c.created.forget(key)
+	c.progress.forget(key)
 }
 
 // finishSync records the events and writes the status of a sync, and returns its errors.
