@@ -21,7 +21,9 @@ TEST_TIMEOUT ?= 60m
 # promtool, Prometheus's rule checker, built from the Go module proxy at this version into
 # bin/tools (about 8 minutes on 2 cores, once) for the e2e tests of the alert rules.
 PROMTOOL_VERSION := v0.316.0
-PROMTOOL := $(BIN_DIR)/tools/promtool-$(PROMTOOL_VERSION)/promtool
+# Kept in the user's cache, as the control plane is, so that a fresh clone (CI's) reuses it.
+TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/monocle-operator/tools
+PROMTOOL := $(TOOLS_CACHE)/promtool-$(PROMTOOL_VERSION)/promtool
 
 .PHONY: all build test test-unit test-integration generate verify control-plane local cluster-up cluster-down image clean bench
 
