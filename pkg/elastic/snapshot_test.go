@@ -143,17 +143,22 @@ func TestCreateSnapshot(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("PUT", path, tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).CreateSnapshot(context.Background(), "backups", "monocle-2024.01.02", indices)
+			srv, c := serve(t, "PUT", path, tc.reply)
+			err := c.CreateSnapshot(context.Background(), "backups", "monocle-2024.01.02", indices)
 			checkErr(t, err, tc.wantErr)
-			r := srv.Requests()[0]
-			if got := r.Query.Get("wait_for_completion"); got != "false" {
-				t.Errorf("wait_for_completion=%q, want false", got)
-			}
-			assertJSON(t, r.Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
+			checkStartRequest(t, srv.Requests()[0])
 		})
 	}
+}
+
+// checkStartRequest checks the request that starts a snapshot or a restore of Monocle's two
+// indices: it does not wait for completion, and names the indices without the global state.
+func checkStartRequest(t *testing.T, r elastictest.Request) {
+	t.Helper()
+	if got := r.Query.Get("wait_for_completion"); got != "false" {
+		t.Errorf("wait_for_completion=%q, want false", got)
+	}
+	assertJSON(t, r.Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
 }
 
 func TestSnapshotArgumentsChecked(t *testing.T) {
@@ -231,11 +236,7 @@ var (
 )
 
 func TestSnapshots(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		want    []elastic.Snapshot
-		wantErr string
-	}{
+	testReads(t, "GET", "/_snapshot/backups/_all", map[string]readCase[[]elastic.Snapshot]{
 		"sorted by start time": {reply: reply{200, snapshotsBody}, want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}},
 		"empty repository":     {reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, want: []elastic.Snapshot{}},
 		"missing repository":   {reply: reply{404, repositoryMissing}, wantErr: "404"},
@@ -243,18 +244,9 @@ func TestSnapshots(t *testing.T) {
 		"unknown state":        {reply: reply{200, `{"snapshots":[{"snapshot":"a","state":"DONE"}]}`}, wantErr: `state "DONE"`},
 		"nameless snapshot":    {reply: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name"},
 		"garbage":              {reply: reply{200, `{"snapshots":{}}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_snapshot/backups/_all", tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).Snapshots(context.Background(), "backups")
-			checkErr(t, err, tc.wantErr)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Snapshots =\n%+v\nwant\n%+v", got, tc.want)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) ([]elastic.Snapshot, error) {
+		return c.Snapshots(ctx, "backups")
+	}, nil)
 }
 
 func TestSnapshot(t *testing.T) {
@@ -280,9 +272,8 @@ func TestSnapshot(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_snapshot/backups/"+tc.name, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).Snapshot(context.Background(), "backups", tc.name)
+			_, c := serve(t, "GET", "/_snapshot/backups/"+tc.name, tc.reply)
+			got, err := c.Snapshot(context.Background(), "backups", tc.name)
 			checkErr(t, err, tc.wantErr)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Snapshot = %+v, want %+v", got, tc.want)
@@ -315,30 +306,16 @@ const snapshotStatus = `{
 }`
 
 func TestSnapshotSize(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.01/_status"
-	tests := map[string]struct {
-		reply   reply
-		want    int64
-		wantErr string
-	}{
+	testReads(t, "GET", "/_snapshot/backups/monocle-2024.01.01/_status", map[string]readCase[int64]{
 		"total size":   {reply: reply{200, snapshotStatus}, want: 3150848},
 		"no total":     {reply: reply{200, `{"snapshots":[{"snapshot":"monocle-2024.01.01","stats":{}}]}`}, wantErr: "no stats.total.size_in_bytes"},
 		"other":        {reply: reply{200, `{"snapshots":[]}`}, wantErr: "not in the answer"},
 		"garbage":      {reply: reply{200, `{"snapshots":"x"}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_status"},
 		"missing":      {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
 		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).SnapshotSize(context.Background(), "backups", "monocle-2024.01.01")
-			checkErr(t, err, tc.wantErr)
-			if got != tc.want {
-				t.Errorf("SnapshotSize = %d, want %d", got, tc.want)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) (int64, error) {
+		return c.SnapshotSize(ctx, "backups", "monocle-2024.01.01")
+	}, nil)
 }
 
 func TestDeleteSnapshot(t *testing.T) {
@@ -358,9 +335,8 @@ func TestDeleteSnapshot(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("DELETE", "/_snapshot/backups/old", tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).DeleteSnapshot(context.Background(), "backups", "old")
+			srv, c := serve(t, "DELETE", "/_snapshot/backups/old", tc.reply)
+			err := c.DeleteSnapshot(context.Background(), "backups", "old")
 			checkErr(t, err, tc.wantErr)
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d requests, want 1", n)
@@ -386,19 +362,15 @@ func TestRestore(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).Restore(context.Background(), "backups", "monocle-2024.01.01",
+			srv, c := serve(t, "POST", path, tc.reply)
+			err := c.Restore(context.Background(), "backups", "monocle-2024.01.01",
 				[]string{"monocle.config", "monocle.changes.1.demo"})
 			checkErr(t, err, tc.wantErr)
 			reqs := srv.Requests()
 			if len(reqs) != 1 {
 				t.Fatalf("%d requests, want 1", len(reqs))
 			}
-			if got := reqs[0].Query.Get("wait_for_completion"); got != "false" {
-				t.Errorf("wait_for_completion=%q, want false", got)
-			}
-			assertJSON(t, reqs[0].Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
+			checkStartRequest(t, reqs[0])
 		})
 	}
 }
