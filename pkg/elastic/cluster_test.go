@@ -48,18 +48,18 @@ func serve(t *testing.T, method, path string, r reply) (*elastictest.Server, ela
 	return srv, newClient(t, srv)
 }
 
-// readCase is a case of a read: the fake's reply, and the result and the error (as checkErr
-// takes it) wanted. want is compared on an error too: a read returns its zero value then.
-type readCase[T any] struct {
+// callCase is a case of a call: the fake's reply, and the result and the error (as checkErr
+// takes it) wanted. want is compared on an error too: a call returns its zero value then.
+type callCase[T any] struct {
 	reply   reply
 	want    T
 	wantErr string
 }
 
 // testReads runs the cases of a read, each on a fake answering method path with the case's
-// reply: read calls the client, and check, unless nil, checks the one request the fake
-// received.
-func testReads[T any](t *testing.T, method, path string, tests map[string]readCase[T],
+// reply: read calls the client, which must send the fake one request, and check, unless nil,
+// checks that request.
+func testReads[T any](t *testing.T, method, path string, tests map[string]callCase[T],
 	read func(elastic.Client, context.Context) (T, error), check func(*testing.T, elastictest.Request)) {
 	t.Helper()
 	for name, tc := range tests {
@@ -70,15 +70,24 @@ func testReads[T any](t *testing.T, method, path string, tests map[string]readCa
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("%s %s read %+v, want %+v", method, path, got, tc.want)
 			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
 			if check != nil {
-				reqs := srv.Requests()
-				if len(reqs) != 1 {
-					t.Fatalf("%d requests, want 1", len(reqs))
-				}
 				check(t, reqs[0])
 			}
 		})
 	}
+}
+
+// testWrites is testReads for a call that returns only an error.
+func testWrites(t *testing.T, method, path string, tests map[string]callCase[struct{}],
+	write func(elastic.Client, context.Context) error, check func(*testing.T, elastictest.Request)) {
+	t.Helper()
+	testReads(t, method, path, tests, func(c elastic.Client, ctx context.Context) (struct{}, error) {
+		return struct{}{}, write(c, ctx)
+	}, check)
 }
 
 // allocationRow is a row of GET _cat/allocation?format=json&bytes=b from Elasticsearch 7.17
@@ -92,7 +101,7 @@ const unassignedRow = `{"shards":"2","disk.indices":null,"disk.used":null,"disk.
 func TestDiskUsage(t *testing.T) {
 	node0 := elastic.Disk{Node: "monocle-elastic-0", IndicesBytes: 52428800, UsedBytes: 8589934592,
 		AvailableBytes: 2147483648, TotalBytes: 10737418240}
-	testReads(t, "GET", "/_cat/allocation", map[string]readCase[elastic.Disk]{
+	testReads(t, "GET", "/_cat/allocation", map[string]callCase[elastic.Disk]{
 		"one node":                  {reply: reply{200, "[" + allocationRow + "]"}, want: node0},
 		"unassigned shards skipped": {reply: reply{200, "[" + unassignedRow + "," + allocationRow + "]"}, want: node0},
 		"fullest of two nodes": {
@@ -144,7 +153,7 @@ func clusterSettings(persistent, transient, low, high, flood string) string {
 
 func TestWatermarks(t *testing.T) {
 	pct := func(raw string, p float64) elastic.Watermark { return elastic.Watermark{Raw: raw, UsedPercent: p} }
-	testReads(t, "GET", "/_cluster/settings", map[string]readCase[elastic.Watermarks]{
+	testReads(t, "GET", "/_cluster/settings", map[string]callCase[elastic.Watermarks]{
 		"defaults": {
 			reply: reply{200, clusterSettings("", "", "85%", "90%", "95%")},
 			want:  elastic.Watermarks{Low: pct("85%", 85), High: pct("90%", 90), FloodStage: pct("95%", 95)},
@@ -190,7 +199,7 @@ func TestWatermarks(t *testing.T) {
 }
 
 func TestReadOnlyIndices(t *testing.T) {
-	testReads(t, "GET", "/_all/_settings/index.blocks.read_only_allow_delete", map[string]readCase[[]string]{
+	testReads(t, "GET", "/_all/_settings/index.blocks.read_only_allow_delete", map[string]callCase[[]string]{
 		"two blocked, one not": {
 			reply: reply{200, `{
   "monocle.config":{"settings":{"index.blocks.read_only_allow_delete":"true"}},
@@ -340,7 +349,7 @@ func TestCloseIndices(t *testing.T) {
 
 func TestRestoreDone(t *testing.T) {
 	initializing := strings.Replace(healthBody("red", 1, 0, false), `"initializing_shards" : 0`, `"initializing_shards" : 1`, 1)
-	testReads(t, "GET", "/_cluster/health/monocle.config,monocle.changes.1.demo", map[string]readCase[bool]{
+	testReads(t, "GET", "/_cluster/health/monocle.config,monocle.changes.1.demo", map[string]callCase[bool]{
 		"green":                            {reply: reply{200, healthBody("green", 2, 0, false)}, want: true},
 		"yellow: replicas never assigned":  {reply: reply{200, healthBody("yellow", 2, 2, false)}, want: true},
 		"red: primaries recovering":        {reply: reply{200, initializing}, want: false},
@@ -357,21 +366,14 @@ func TestRestoreDone(t *testing.T) {
 }
 
 func TestDeleteIndex(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "DELETE", "/monocle.changes.1.old", map[string]callCase[struct{}]{
 		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
 		"already gone":     {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.old]"},"status":404}`}},
 		"not acknowledged": {reply: reply{200, `{"acknowledged":false}`}, wantErr: "not acknowledged"},
 		"error status":     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			_, c := serve(t, "DELETE", "/monocle.changes.1.old", tc.reply)
-			checkErr(t, c.DeleteIndex(context.Background(), "monocle.changes.1.old"), tc.wantErr)
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.DeleteIndex(ctx, "monocle.changes.1.old")
+	}, nil)
 	srv := elastictest.NewServer(t)
 	for _, bad := range []string{"monocle.*", "_all", ""} {
 		if err := newClient(t, srv).DeleteIndex(context.Background(), bad); err == nil {

@@ -20,7 +20,7 @@ const searchAnswer = `{"took":3,"timed_out":false,"_shards":{"total":1,"successf
  {"key":"gerrit","doc_count":1,"oldest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"},"newest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"}}]}}}`
 
 func TestCrawlersProgress(t *testing.T) {
-	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]readCase[[]elastic.CrawlerProgress]{
+	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]callCase[[]elastic.CrawlerProgress]{
 		"two crawlers, sorted by name": {reply: reply{200, searchAnswer}, want: []elastic.CrawlerProgress{
 			{Crawler: "gerrit", Entities: 1, Oldest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Newest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
 			{Crawler: "gh", Entities: 2, Oldest: time.Date(2024, 11, 23, 4, 0, 0, 0, time.UTC), Newest: time.Date(2024, 11, 24, 4, 0, 0, 0, time.UTC)},
@@ -51,7 +51,7 @@ const errorsAnswer = `{"took":2,"timed_out":false,"hits":{"total":{"value":13,"r
   {"_index":"monocle.changes.1.demo","_type":"_doc","_id":"y","_score":null,"_source":{"error_data":{"created_at":"2026-11-01T00:00:00Z","message":"timeout","entity_type":"project","entity_value":"zuul"}},"sort":[1793491200000]}]}}}]}}}`
 
 func TestCrawlersErrors(t *testing.T) {
-	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]readCase[[]elastic.CrawlerErrors]{
+	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]callCase[[]elastic.CrawlerErrors]{
 		"two crawlers, sorted by name": {reply: reply{200, errorsAnswer}, want: []elastic.CrawlerErrors{
 			{Crawler: "gerrit", Total: 1, LastDay: 0, LastTime: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), LastMessage: "timeout", LastEntity: "project zuul"},
 			{Crawler: "gh", Total: 12, LastDay: 3, LastTime: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), LastMessage: "Bad credentials", LastEntity: "project change-metrics/monocle"},

@@ -126,12 +126,7 @@ func assertJSON(t *testing.T, got []byte, want string) {
 }
 
 func TestCreateSnapshot(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.02"
-	indices := []string{"monocle.config", "monocle.changes.1.demo"}
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "PUT", "/_snapshot/backups/monocle-2024.01.02", map[string]callCase[struct{}]{
 		"accepted": {reply: reply{200, `{"accepted":true}`}},
 		"name taken": {
 			reply:   reply{400, `{"error":{"root_cause":[{"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"}],"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"},"status":400}`},
@@ -140,15 +135,9 @@ func TestCreateSnapshot(t *testing.T) {
 		"garbage":      {reply: reply{200, `accepted`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
 		"not accepted": {reply: reply{200, `{"snapshot":{}}`}, wantErr: `no "accepted": true`},
 		"missing repo": {reply: reply{404, repositoryMissing}, wantErr: "404"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv, c := serve(t, "PUT", path, tc.reply)
-			err := c.CreateSnapshot(context.Background(), "backups", "monocle-2024.01.02", indices)
-			checkErr(t, err, tc.wantErr)
-			checkStartRequest(t, srv.Requests()[0])
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.CreateSnapshot(ctx, "backups", "monocle-2024.01.02", []string{"monocle.config", "monocle.changes.1.demo"})
+	}, checkStartRequest)
 }
 
 // checkStartRequest checks the request that starts a snapshot or a restore of Monocle's two
@@ -236,7 +225,7 @@ var (
 )
 
 func TestSnapshots(t *testing.T) {
-	testReads(t, "GET", "/_snapshot/backups/_all", map[string]readCase[[]elastic.Snapshot]{
+	testReads(t, "GET", "/_snapshot/backups/_all", map[string]callCase[[]elastic.Snapshot]{
 		"sorted by start time": {reply: reply{200, snapshotsBody}, want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}},
 		"empty repository":     {reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, want: []elastic.Snapshot{}},
 		"missing repository":   {reply: reply{404, repositoryMissing}, wantErr: "404"},
@@ -306,7 +295,7 @@ const snapshotStatus = `{
 }`
 
 func TestSnapshotSize(t *testing.T) {
-	testReads(t, "GET", "/_snapshot/backups/monocle-2024.01.01/_status", map[string]readCase[int64]{
+	testReads(t, "GET", "/_snapshot/backups/monocle-2024.01.01/_status", map[string]callCase[int64]{
 		"total size":   {reply: reply{200, snapshotStatus}, want: 3150848},
 		"no total":     {reply: reply{200, `{"snapshots":[{"snapshot":"monocle-2024.01.01","stats":{}}]}`}, wantErr: "no stats.total.size_in_bytes"},
 		"other":        {reply: reply{200, `{"snapshots":[]}`}, wantErr: "not in the answer"},
@@ -319,10 +308,7 @@ func TestSnapshotSize(t *testing.T) {
 }
 
 func TestDeleteSnapshot(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "DELETE", "/_snapshot/backups/old", map[string]callCase[struct{}]{
 		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
 		"already gone":     {reply: reply{404, `{"error":{"root_cause":[{"type":"snapshot_missing_exception","reason":"[backups:old] is missing"}],"type":"snapshot_missing_exception","reason":"[backups:old] is missing"},"status":404}`}},
 		"repository gone":  {reply: reply{404, repositoryMissing}},
@@ -332,25 +318,13 @@ func TestDeleteSnapshot(t *testing.T) {
 			reply:   reply{400, `{"error":{"type":"concurrent_snapshot_execution_exception","reason":"[backups:old] cannot delete snapshot during a restore in progress"},"status":400}`},
 			wantErr: "400",
 		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv, c := serve(t, "DELETE", "/_snapshot/backups/old", tc.reply)
-			err := c.DeleteSnapshot(context.Background(), "backups", "old")
-			checkErr(t, err, tc.wantErr)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.DeleteSnapshot(ctx, "backups", "old")
+	}, nil)
 }
 
 func TestRestore(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.01/_restore"
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "POST", "/_snapshot/backups/monocle-2024.01.01/_restore", map[string]callCase[struct{}]{
 		"accepted": {reply: reply{200, `{"accepted":true}`}},
 		"open index in the way": {
 			reply:   reply{500, `{"error":{"root_cause":[{"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"}],"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"},"status":500}`},
@@ -359,18 +333,7 @@ func TestRestore(t *testing.T) {
 		"missing snapshot": {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
 		"garbage":          {reply: reply{200, `{`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_restore"},
 		"not accepted":     {reply: reply{200, `{"accepted":false}`}, wantErr: `no "accepted": true`},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv, c := serve(t, "POST", path, tc.reply)
-			err := c.Restore(context.Background(), "backups", "monocle-2024.01.01",
-				[]string{"monocle.config", "monocle.changes.1.demo"})
-			checkErr(t, err, tc.wantErr)
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
-			checkStartRequest(t, reqs[0])
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.Restore(ctx, "backups", "monocle-2024.01.01", []string{"monocle.config", "monocle.changes.1.demo"})
+	}, checkStartRequest)
 }
