@@ -25,13 +25,13 @@ import (
 var TargetLabels = []string{"namespace", "pod", "service", "endpoint", "container", "job", "instance"}
 var (
 	syncsTotal = metrics.NewCounterVec(&metrics.CounterOpts{
-		Namespace:      "monocle_operator",
+		Namespace:      operand.MetricsNamespace,
 		Name:           "syncs_total",
 		Help:           "Monocle syncs by result: success, error, or unavailable when the API server could not serve the sync (retried with a backoff capped at 10s).",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 	syncDuration = metrics.NewHistogram(&metrics.HistogramOpts{
-		Namespace:      "monocle_operator",
+		Namespace:      operand.MetricsNamespace,
 		Name:           "sync_duration_seconds",
 		Help:           "Duration of one Monocle sync in seconds, including its API calls.",
 		Buckets:        metrics.ExponentialBuckets(0.001, 2, 15),
@@ -43,41 +43,26 @@ var (
 	// Prometheus renames a series label that collides with one (namespace becomes
 	// exported_namespace) unless honorLabels is set, which would let the operator's series
 	// override the target's labels (prometheus-operator API reference, Endpoint.honorLabels).
-	monocleReady = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "monocle_ready",
-		Help:           "1 when the Monocle's Ready condition is True, else 0.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
+	monocleReady = operand.NewGaugeVec("monocle_ready",
+		"1 when the Monocle's Ready condition is True, else 0.",
+		operand.MonocleLabels())
 	// The backups of each Monocle with spec.backup, from its status, with the
 	// labels of monocleReady.
-	backupLastSuccess = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "backup_last_success_timestamp_seconds",
-		Help:           "Unix time at which the Monocle's newest successful snapshot ended (status.backup.lastSuccessful); absent before one.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
-	backupFailing = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "backup_failing",
-		Help:           "1 when the Monocle's BackupReady condition is False (the newest snapshot failed, the repository cannot be registered, or the schedule is invalid), else 0; absent without spec.backup.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
+	backupLastSuccess = operand.NewGaugeVec("backup_last_success_timestamp_seconds",
+		"Unix time at which the Monocle's newest successful snapshot ended (status.backup.lastSuccessful); absent before one.",
+		operand.MonocleLabels())
+	backupFailing = operand.NewGaugeVec("backup_failing",
+		"1 when the Monocle's BackupReady condition is False (the newest snapshot failed, the repository cannot be registered, or the schedule is invalid), else 0; absent without spec.backup.",
+		operand.MonocleLabels())
 	// crawlerCrawledUntil is status.crawlers[].crawledUntil.
-	crawlerCrawledUntil = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "crawler_crawled_until_timestamp_seconds",
-		Help:           "Unix time up to which the crawler has indexed every one of its entities (Monocle's crawler metadata, oldest last_commit_at), as the operator last read it from Elasticsearch; a value that stops moving means a hung or failing crawler.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle", "workspace", "crawler"})
+	crawlerCrawledUntil = operand.NewGaugeVec("crawler_crawled_until_timestamp_seconds",
+		"Unix time up to which the crawler has indexed every one of its entities (Monocle's crawler metadata, oldest last_commit_at), as the operator last read it from Elasticsearch; a value that stops moving means a hung or failing crawler.",
+		operand.MonocleLabels("workspace", "crawler"))
 	// buildInfo follows the Prometheus convention of <program>_build_info (as in
 	// prometheus/common/version): a constant 1 whose labels describe the build.
-	buildInfo = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "build_info",
-		Help:           "A metric with a constant '1' value labeled by the version, commit and Go version the operator was built from.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"version", "commit", "goversion"})
+	buildInfo = operand.NewGaugeVec("build_info",
+		"A metric with a constant '1' value labeled by the version, commit and Go version the operator was built from.",
+		[]string{"version", "commit", "goversion"})
 
 	registerMetrics sync.Once
 )

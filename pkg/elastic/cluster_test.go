@@ -40,6 +40,56 @@ func checkErr(t *testing.T, err error, wantErr string) {
 	}
 }
 
+// serve starts a fake that answers method path with r, and returns it and a client of it.
+func serve(t *testing.T, method, path string, r reply) (*elastictest.Server, elastic.Client) {
+	t.Helper()
+	srv := elastictest.NewServer(t)
+	srv.Reply(method, path, r.status, r.body)
+	return srv, newClient(t, srv)
+}
+
+// callCase is a case of a call: the fake's reply, and the result and the error (as checkErr
+// takes it) wanted. want is compared on an error too: a call returns its zero value then.
+type callCase[T any] struct {
+	reply   reply
+	want    T
+	wantErr string
+}
+
+// testReads runs the cases of a read, each on a fake answering method path with the case's
+// reply: read calls the client, which must send the fake one request, and check, unless nil,
+// checks that request.
+func testReads[T any](t *testing.T, method, path string, tests map[string]callCase[T],
+	read func(elastic.Client, context.Context) (T, error), check func(*testing.T, elastictest.Request)) {
+	t.Helper()
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv, c := serve(t, method, path, tc.reply)
+			got, err := read(c, context.Background())
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s %s read %+v, want %+v", method, path, got, tc.want)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			if check != nil {
+				check(t, reqs[0])
+			}
+		})
+	}
+}
+
+// testWrites is testReads for a call that returns only an error.
+func testWrites(t *testing.T, method, path string, tests map[string]callCase[struct{}],
+	write func(elastic.Client, context.Context) error, check func(*testing.T, elastictest.Request)) {
+	t.Helper()
+	testReads(t, method, path, tests, func(c elastic.Client, ctx context.Context) (struct{}, error) {
+		return struct{}{}, write(c, ctx)
+	}, check)
+}
+
 // allocationRow is a row of GET _cat/allocation?format=json&bytes=b from Elasticsearch 7.17
 // (cat allocation API: shards, disk.indices, disk.used, disk.avail, disk.total,
 // disk.percent, host, ip, node; every cell a string).
@@ -51,11 +101,7 @@ const unassignedRow = `{"shards":"2","disk.indices":null,"disk.used":null,"disk.
 func TestDiskUsage(t *testing.T) {
 	node0 := elastic.Disk{Node: "monocle-elastic-0", IndicesBytes: 52428800, UsedBytes: 8589934592,
 		AvailableBytes: 2147483648, TotalBytes: 10737418240}
-	tests := map[string]struct {
-		reply   reply
-		want    elastic.Disk
-		wantErr string
-	}{
+	testReads(t, "GET", "/_cat/allocation", map[string]callCase[elastic.Disk]{
 		"one node":                  {reply: reply{200, "[" + allocationRow + "]"}, want: node0},
 		"unassigned shards skipped": {reply: reply{200, "[" + unassignedRow + "," + allocationRow + "]"}, want: node0},
 		"fullest of two nodes": {
@@ -72,21 +118,14 @@ func TestDiskUsage(t *testing.T) {
 		"object":          {reply: reply{200, `{"disk.total":"1"}`}, wantErr: "decoding _cat/allocation"},
 		"human sizes":     {reply: reply{200, strings.Replace("["+allocationRow+"]", `"10737418240"`, `"10gb"`, 1)}, wantErr: `disk.total "10gb" is not a whole number`},
 		"error status":    {reply: reply{500, `{"error":{"root_cause":[],"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_cat/allocation", tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).DiskUsage(context.Background())
-			checkErr(t, err, tc.wantErr)
-			if got != tc.want {
-				t.Errorf("DiskUsage = %+v, want %+v", got, tc.want)
-			}
-			q := srv.Requests()[0].Query
-			if q.Get("format") != "json" || q.Get("bytes") != "b" {
-				t.Errorf("query %v, want format=json and bytes=b", q)
-			}
-		})
+	}, elastic.Client.DiskUsage, checkBytesAsJSON)
+}
+
+// checkBytesAsJSON checks that a _cat request asks for JSON with sizes in bytes.
+func checkBytesAsJSON(t *testing.T, r elastictest.Request) {
+	t.Helper()
+	if q := r.Query; q.Get("format") != "json" || q.Get("bytes") != "b" {
+		t.Errorf("query %v, want format=json and bytes=b", q)
 	}
 }
 
@@ -114,11 +153,7 @@ func clusterSettings(persistent, transient, low, high, flood string) string {
 
 func TestWatermarks(t *testing.T) {
 	pct := func(raw string, p float64) elastic.Watermark { return elastic.Watermark{Raw: raw, UsedPercent: p} }
-	tests := map[string]struct {
-		reply   reply
-		want    elastic.Watermarks
-		wantErr string
-	}{
+	testReads(t, "GET", "/_cluster/settings", map[string]callCase[elastic.Watermarks]{
 		"defaults": {
 			reply: reply{200, clusterSettings("", "", "85%", "90%", "95%")},
 			want:  elastic.Watermarks{Low: pct("85%", 85), High: pct("90%", 90), FloodStage: pct("95%", 95)},
@@ -156,31 +191,15 @@ func TestWatermarks(t *testing.T) {
 		},
 		"garbage":      {reply: reply{200, `{"defaults":`}, wantErr: "decoding _cluster/settings"},
 		"error status": {reply: reply{503, `{"error":{"type":"master_not_discovered_exception","reason":"x"},"status":503}`}, wantErr: "503"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_cluster/settings", tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).Watermarks(context.Background())
-			checkErr(t, err, tc.wantErr)
-			if got != tc.want {
-				t.Errorf("Watermarks = %+v, want %+v", got, tc.want)
-			}
-			q := srv.Requests()[0].Query
-			if q.Get("include_defaults") != "true" || q.Get("flat_settings") != "true" {
-				t.Errorf("query %v, want include_defaults=true and flat_settings=true", q)
-			}
-		})
-	}
+	}, elastic.Client.Watermarks, func(t *testing.T, r elastictest.Request) {
+		if q := r.Query; q.Get("include_defaults") != "true" || q.Get("flat_settings") != "true" {
+			t.Errorf("query %v, want include_defaults=true and flat_settings=true", q)
+		}
+	})
 }
 
 func TestReadOnlyIndices(t *testing.T) {
-	const path = "/_all/_settings/index.blocks.read_only_allow_delete"
-	tests := map[string]struct {
-		reply   reply
-		want    []string
-		wantErr string
-	}{
+	testReads(t, "GET", "/_all/_settings/index.blocks.read_only_allow_delete", map[string]callCase[[]string]{
 		"two blocked, one not": {
 			reply: reply{200, `{
   "monocle.config":{"settings":{"index.blocks.read_only_allow_delete":"true"}},
@@ -193,21 +212,11 @@ func TestReadOnlyIndices(t *testing.T) {
 		"garbage":      {reply: reply{200, `[]`}, wantErr: "decoding _all/_settings"},
 		"null":         {reply: reply{200, `null`}, wantErr: "decoding _all/_settings"},
 		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).ReadOnlyIndices(context.Background())
-			checkErr(t, err, tc.wantErr)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("ReadOnlyIndices = %q, want %q", got, tc.want)
-			}
-			if q := srv.Requests()[0].Query; q.Get("flat_settings") != "true" {
-				t.Errorf("query %v, want flat_settings=true", q)
-			}
-		})
-	}
+	}, elastic.Client.ReadOnlyIndices, func(t *testing.T, r elastictest.Request) {
+		if q := r.Query; q.Get("flat_settings") != "true" {
+			t.Errorf("query %v, want flat_settings=true", q)
+		}
+	})
 }
 
 func TestClearReadOnly(t *testing.T) {
@@ -312,9 +321,7 @@ func TestIndices(t *testing.T) {
 				t.Errorf("Indices = %+v, want %+v", got, tc.want)
 			}
 			if tc.reply.status != 0 {
-				if q := srv.Requests()[0].Query; q.Get("format") != "json" || q.Get("bytes") != "b" {
-					t.Errorf("query %v, want format=json and bytes=b", q)
-				}
+				checkBytesAsJSON(t, srv.Requests()[0])
 			}
 		})
 	}
@@ -341,54 +348,32 @@ func TestCloseIndices(t *testing.T) {
 }
 
 func TestRestoreDone(t *testing.T) {
-	const path = "/_cluster/health/monocle.config,monocle.changes.1.demo"
-	indices := []string{"monocle.config", "monocle.changes.1.demo"}
 	initializing := strings.Replace(healthBody("red", 1, 0, false), `"initializing_shards" : 0`, `"initializing_shards" : 1`, 1)
-	tests := map[string]struct {
-		reply   reply
-		want    bool
-		wantErr string
-	}{
+	testReads(t, "GET", "/_cluster/health/monocle.config,monocle.changes.1.demo", map[string]callCase[bool]{
 		"green":                            {reply: reply{200, healthBody("green", 2, 0, false)}, want: true},
 		"yellow: replicas never assigned":  {reply: reply{200, healthBody("yellow", 2, 2, false)}, want: true},
 		"red: primaries recovering":        {reply: reply{200, initializing}, want: false},
 		"408: an index does not exist yet": {reply: reply{408, healthBody("red", 0, 0, true)}, want: false},
 		"garbage":                          {reply: reply{200, `{"status":`}, wantErr: "decoding _cluster/health/<indices>"},
 		"error status":                     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).RestoreDone(context.Background(), indices)
-			checkErr(t, err, tc.wantErr)
-			if got != tc.want {
-				t.Errorf("RestoreDone = %v, want %v", got, tc.want)
-			}
-			if q := srv.Requests()[0].Query; q.Get("timeout") != "1ms" {
-				t.Errorf("query %v, want timeout=1ms", q)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) (bool, error) {
+		return c.RestoreDone(ctx, []string{"monocle.config", "monocle.changes.1.demo"})
+	}, func(t *testing.T, r elastictest.Request) {
+		if q := r.Query; q.Get("timeout") != "1ms" {
+			t.Errorf("query %v, want timeout=1ms", q)
+		}
+	})
 }
 
 func TestDeleteIndex(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "DELETE", "/monocle.changes.1.old", map[string]callCase[struct{}]{
 		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
 		"already gone":     {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.old]"},"status":404}`}},
 		"not acknowledged": {reply: reply{200, `{"acknowledged":false}`}, wantErr: "not acknowledged"},
 		"error status":     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("DELETE", "/monocle.changes.1.old", tc.reply.status, tc.reply.body)
-			checkErr(t, newClient(t, srv).DeleteIndex(context.Background(), "monocle.changes.1.old"), tc.wantErr)
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.DeleteIndex(ctx, "monocle.changes.1.old")
+	}, nil)
 	srv := elastictest.NewServer(t)
 	for _, bad := range []string{"monocle.*", "_all", ""} {
 		if err := newClient(t, srv).DeleteIndex(context.Background(), bad); err == nil {

@@ -40,33 +40,23 @@ const crawlerProgressQuery = `{"size":0,"query":{"exists":{"field":"crawler_meta
 // workspace's, WorkspaceIndexPrefix + name), sorted by crawler name, from one search with
 // aggregations (POST <index>/_search). A missing index is ErrNotFound.
 func (c *client) CrawlersProgress(ctx context.Context, index string) ([]CrawlerProgress, error) {
-	const what = "<index>/_search"
-	if err := checkName("index", index); err != nil {
-		return nil, fmt.Errorf("crawler progress: %w", err)
+	type bucket struct {
+		crawlerBucket
+		Oldest struct {
+			Value *float64 `json:"value"`
+		} `json:"oldest"`
+		Newest struct {
+			Value *float64 `json:"value"`
+		} `json:"newest"`
 	}
-	var resp struct {
-		Aggregations *struct {
-			Crawlers struct {
-				Buckets []struct {
-					Key      string `json:"key"`
-					DocCount int    `json:"doc_count"`
-					Oldest   struct {
-						Value *float64 `json:"value"`
-					} `json:"oldest"`
-					Newest struct {
-						Value *float64 `json:"value"`
-					} `json:"newest"`
-				} `json:"buckets"`
-			} `json:"crawlers"`
-		} `json:"aggregations"`
-	}
-	if err := c.searchAggregations(ctx, index, crawlerProgressQuery, &resp, func() bool { return resp.Aggregations != nil }); err != nil {
+	buckets, err := searchCrawlerBuckets[bucket](ctx, c, "crawler progress", index, crawlerProgressQuery)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]CrawlerProgress, 0, len(resp.Aggregations.Crawlers.Buckets))
-	for _, b := range resp.Aggregations.Crawlers.Buckets {
+	out := make([]CrawlerProgress, 0, len(buckets))
+	for _, b := range buckets {
 		if b.Key == "" || b.Oldest.Value == nil || b.Newest.Value == nil {
-			return nil, fmt.Errorf("decoding %s: crawler bucket %q without a name or dates", what, b.Key)
+			return nil, fmt.Errorf("decoding %s: crawler bucket %q without a name or dates", searchWhat, b.Key)
 		}
 		out = append(out, CrawlerProgress{Crawler: b.Key, Entities: b.DocCount,
 			Oldest: time.UnixMilli(int64(*b.Oldest.Value)).UTC(), Newest: time.UnixMilli(int64(*b.Newest.Value)).UTC()})
@@ -106,49 +96,39 @@ const crawlerErrorsQuery = `{"size":0,"query":{"exists":{"field":"error_data.cra
 // sorted by crawler name, from one search with aggregations (POST <index>/_search). A missing
 // index is ErrNotFound.
 func (c *client) CrawlersErrors(ctx context.Context, index string) ([]CrawlerErrors, error) {
-	const what = "<index>/_search"
-	if err := checkName("index", index); err != nil {
-		return nil, fmt.Errorf("crawler errors: %w", err)
+	type bucket struct {
+		crawlerBucket
+		LastDay struct {
+			DocCount int `json:"doc_count"`
+		} `json:"last_day"`
+		Last struct {
+			Hits struct {
+				Hits []struct {
+					Source struct {
+						ErrorData struct {
+							CreatedAt   string `json:"created_at"`
+							Message     string `json:"message"`
+							EntityType  string `json:"entity_type"`
+							EntityValue string `json:"entity_value"`
+						} `json:"error_data"`
+					} `json:"_source"`
+				} `json:"hits"`
+			} `json:"hits"`
+		} `json:"last"`
 	}
-	var resp struct {
-		Aggregations *struct {
-			Crawlers struct {
-				Buckets []struct {
-					Key      string `json:"key"`
-					DocCount int    `json:"doc_count"`
-					LastDay  struct {
-						DocCount int `json:"doc_count"`
-					} `json:"last_day"`
-					Last struct {
-						Hits struct {
-							Hits []struct {
-								Source struct {
-									ErrorData struct {
-										CreatedAt   string `json:"created_at"`
-										Message     string `json:"message"`
-										EntityType  string `json:"entity_type"`
-										EntityValue string `json:"entity_value"`
-									} `json:"error_data"`
-								} `json:"_source"`
-							} `json:"hits"`
-						} `json:"hits"`
-					} `json:"last"`
-				} `json:"buckets"`
-			} `json:"crawlers"`
-		} `json:"aggregations"`
-	}
-	if err := c.searchAggregations(ctx, index, crawlerErrorsQuery, &resp, func() bool { return resp.Aggregations != nil }); err != nil {
+	buckets, err := searchCrawlerBuckets[bucket](ctx, c, "crawler errors", index, crawlerErrorsQuery)
+	if err != nil {
 		return nil, err
 	}
-	out := make([]CrawlerErrors, 0, len(resp.Aggregations.Crawlers.Buckets))
-	for _, b := range resp.Aggregations.Crawlers.Buckets {
+	out := make([]CrawlerErrors, 0, len(buckets))
+	for _, b := range buckets {
 		if b.Key == "" || len(b.Last.Hits.Hits) == 0 {
-			return nil, fmt.Errorf("decoding %s: crawler error bucket %q without a name or a newest error", what, b.Key)
+			return nil, fmt.Errorf("decoding %s: crawler error bucket %q without a name or a newest error", searchWhat, b.Key)
 		}
 		e := b.Last.Hits.Hits[0].Source.ErrorData
 		at, err := time.Parse(time.RFC3339, e.CreatedAt)
 		if err != nil {
-			return nil, fmt.Errorf("decoding %s: error of crawler %s: created_at %q: %w", what, b.Key, e.CreatedAt, err)
+			return nil, fmt.Errorf("decoding %s: error of crawler %s: created_at %q: %w", searchWhat, b.Key, e.CreatedAt, err)
 		}
 		out = append(out, CrawlerErrors{Crawler: b.Key, Total: b.DocCount, LastDay: b.LastDay.DocCount, LastTime: at.UTC(),
 			LastMessage: e.Message, LastEntity: strings.TrimSpace(e.EntityType + " " + e.EntityValue)})
@@ -157,16 +137,37 @@ func (c *client) CrawlersErrors(ctx context.Context, index string) ([]CrawlerErr
 	return out, nil
 }
 
-// searchAggregations runs query, a search with aggregations, on index (POST <index>/_search)
-// and decodes the answer into resp; found reports whether the answer had its aggregations.
-func (c *client) searchAggregations(ctx context.Context, index, query string, resp any, found func() bool) error {
-	const what = "<index>/_search"
+// searchWhat names the search API in decoding errors.
+const searchWhat = "<index>/_search"
+
+// crawlerBucket is what every bucket of a terms aggregation on the crawler name holds: the
+// name and the number of documents.
+type crawlerBucket struct {
+	Key      string `json:"key"`
+	DocCount int    `json:"doc_count"`
+}
+
+// searchCrawlerBuckets runs query, a search whose aggregation "crawlers" is a terms
+// aggregation on the crawler name, on index (POST <index>/_search) and returns its buckets,
+// decoded as B. op names the call in the error of an invalid index name; an answer without
+// aggregations is an error.
+func searchCrawlerBuckets[B any](ctx context.Context, c *client, op, index, query string) ([]B, error) {
+	if err := checkName("index", index); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	var resp struct {
+		Aggregations *struct {
+			Crawlers struct {
+				Buckets []B `json:"buckets"`
+			} `json:"crawlers"`
+		} `json:"aggregations"`
+	}
 	req := esapi.SearchRequest{Index: []string{index}, Body: bytes.NewReader([]byte(query))}
-	if err := c.callJSON(ctx, "POST "+index+"/_search", what, req, resp); err != nil {
-		return err
+	if err := c.callJSON(ctx, "POST "+index+"/_search", searchWhat, req, &resp); err != nil {
+		return nil, err
 	}
-	if !found() {
-		return fmt.Errorf("decoding %s: no aggregations", what)
+	if resp.Aggregations == nil {
+		return nil, fmt.Errorf("decoding %s: no aggregations", searchWhat)
 	}
-	return nil
+	return resp.Aggregations.Crawlers.Buckets, nil
 }

@@ -3,7 +3,6 @@ package elastic_test
 import (
 	"context"
 	"encoding/json"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +20,7 @@ const searchAnswer = `{"took":3,"timed_out":false,"_shards":{"total":1,"successf
  {"key":"gerrit","doc_count":1,"oldest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"},"newest":{"value":1.7040672E12,"value_as_string":"2024-01-01T00:00:00.000Z"}}]}}}`
 
 func TestCrawlersProgress(t *testing.T) {
-	const path = "/monocle.changes.1.demo/_search"
-	tests := map[string]struct {
-		reply   reply
-		want    []elastic.CrawlerProgress
-		wantErr string
-	}{
+	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]callCase[[]elastic.CrawlerProgress]{
 		"two crawlers, sorted by name": {reply: reply{200, searchAnswer}, want: []elastic.CrawlerProgress{
 			{Crawler: "gerrit", Entities: 1, Oldest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Newest: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)},
 			{Crawler: "gh", Entities: 2, Oldest: time.Date(2024, 11, 23, 4, 0, 0, 0, time.UTC), Newest: time.Date(2024, 11, 24, 4, 0, 0, 0, time.UTC)},
@@ -37,22 +31,14 @@ func TestCrawlersProgress(t *testing.T) {
 			wantErr: "without a name or dates"},
 		"garbage":       {reply: reply{200, `<html>`}, wantErr: "decoding <index>/_search"},
 		"missing index": {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.demo]"},"status":404}`}, wantErr: "404"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).CrawlersProgress(context.Background(), "monocle.changes.1.demo")
-			checkErr(t, err, tc.wantErr)
-			if tc.wantErr == "" && !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("CrawlersProgress = %+v, want %+v", got, tc.want)
-			}
-			var body map[string]any
-			if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil || body["size"] != 0.0 || body["aggs"] == nil {
-				t.Errorf("request body %s: want size 0 and aggregations", srv.Requests()[0].Body)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) ([]elastic.CrawlerProgress, error) {
+		return c.CrawlersProgress(ctx, "monocle.changes.1.demo")
+	}, func(t *testing.T, r elastictest.Request) {
+		var body map[string]any
+		if err := json.Unmarshal(r.Body, &body); err != nil || body["size"] != 0.0 || body["aggs"] == nil {
+			t.Errorf("request body %s: want size 0 and aggregations", r.Body)
+		}
+	})
 }
 
 // errorsAnswer is an Elasticsearch 7.17 search answer with the terms aggregation "crawlers",
@@ -65,12 +51,7 @@ const errorsAnswer = `{"took":2,"timed_out":false,"hits":{"total":{"value":13,"r
   {"_index":"monocle.changes.1.demo","_type":"_doc","_id":"y","_score":null,"_source":{"error_data":{"created_at":"2026-11-01T00:00:00Z","message":"timeout","entity_type":"project","entity_value":"zuul"}},"sort":[1793491200000]}]}}}]}}}`
 
 func TestCrawlersErrors(t *testing.T) {
-	const path = "/monocle.changes.1.demo/_search"
-	tests := map[string]struct {
-		reply   reply
-		want    []elastic.CrawlerErrors
-		wantErr string
-	}{
+	testReads(t, "POST", "/monocle.changes.1.demo/_search", map[string]callCase[[]elastic.CrawlerErrors]{
 		"two crawlers, sorted by name": {reply: reply{200, errorsAnswer}, want: []elastic.CrawlerErrors{
 			{Crawler: "gerrit", Total: 1, LastDay: 0, LastTime: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), LastMessage: "timeout", LastEntity: "project zuul"},
 			{Crawler: "gh", Total: 12, LastDay: 3, LastTime: time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC), LastMessage: "Bad credentials", LastEntity: "project change-metrics/monocle"},
@@ -83,19 +64,11 @@ func TestCrawlersErrors(t *testing.T) {
 			wantErr: "created_at"},
 		"garbage":       {reply: reply{200, `[`}, wantErr: "decoding <index>/_search"},
 		"missing index": {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index"},"status":404}`}, wantErr: "404"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).CrawlersErrors(context.Background(), "monocle.changes.1.demo")
-			checkErr(t, err, tc.wantErr)
-			if tc.wantErr == "" && !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("CrawlersErrors = %+v, want %+v", got, tc.want)
-			}
-			if body := string(srv.Requests()[0].Body); !strings.Contains(body, `"last_day"`) || strings.Contains(body, `"error_data.body"`) {
-				t.Errorf("request body %s: want the last_day filter and no error body", body)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) ([]elastic.CrawlerErrors, error) {
+		return c.CrawlersErrors(ctx, "monocle.changes.1.demo")
+	}, func(t *testing.T, r elastictest.Request) {
+		if body := string(r.Body); !strings.Contains(body, `"last_day"`) || strings.Contains(body, `"error_data.body"`) {
+			t.Errorf("request body %s: want the last_day filter and no error body", body)
+		}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"sort"
 	"time"
@@ -149,24 +150,30 @@ type snapshotBody struct {
 // Snapshot. Elasticsearch refuses a name already used in the repository with 400
 // invalid_snapshot_name_exception.
 func (c *client) CreateSnapshot(ctx context.Context, repo, name string, indices []string) error {
+	return c.start(ctx, "creating snapshot", repo, name, indices, "PUT _snapshot/"+repo+"/"+name,
+		"_snapshot/<repository>/<snapshot>", func(body io.Reader) request {
+			return esapi.SnapshotCreateRequest{Repository: repo, Snapshot: name, Body: body, WaitForCompletion: ptr(false)}
+		})
+}
+
+// start checks repo, name and indices, sends the request that newRequest builds around the
+// body {"indices": [...], "include_global_state": false} and decodes its {"accepted": true}:
+// the start of a snapshot or a restore. doing names the action in the errors of the checks
+// ("creating snapshot"), op the call and what its API, as in callJSON.
+func (c *client) start(ctx context.Context, doing, repo, name string, indices []string, op, what string,
+	newRequest func(body io.Reader) request) error {
 	if err := checkSnapshot(repo, name); err != nil {
-		return fmt.Errorf("creating snapshot: %w", err)
+		return fmt.Errorf("%s: %w", doing, err)
 	}
 	if err := checkNames("index", indices); err != nil {
-		return fmt.Errorf("creating snapshot %s: %w", name, err)
+		return fmt.Errorf("%s %s: %w", doing, name, err)
 	}
 	body, _ := json.Marshal(snapshotBody{Indices: indices})
-	req := esapi.SnapshotCreateRequest{
-		Repository:        repo,
-		Snapshot:          name,
-		Body:              bytes.NewReader(body),
-		WaitForCompletion: ptr(false),
-	}
-	_, resp, err := c.call(ctx, "PUT _snapshot/"+repo+"/"+name, req)
+	_, resp, err := c.call(ctx, op, newRequest(bytes.NewReader(body)))
 	if err != nil {
 		return err
 	}
-	return accepted("_snapshot/<repository>/<snapshot>", resp)
+	return accepted(what, resp)
 }
 
 // accepted decodes {"accepted": true}, the answer of the snapshot and restore APIs called
@@ -392,24 +399,10 @@ func (c *client) DeleteSnapshot(ctx context.Context, repo, name string) error {
 // to restore over an open index with 500 snapshot_restore_exception. A snapshot written by a
 // newer Elasticsearch cannot be restored.
 func (c *client) Restore(ctx context.Context, repo, name string, indices []string) error {
-	if err := checkSnapshot(repo, name); err != nil {
-		return fmt.Errorf("restoring snapshot: %w", err)
-	}
-	if err := checkNames("index", indices); err != nil {
-		return fmt.Errorf("restoring snapshot %s: %w", name, err)
-	}
-	body, _ := json.Marshal(snapshotBody{Indices: indices})
-	req := esapi.SnapshotRestoreRequest{
-		Repository:        repo,
-		Snapshot:          name,
-		Body:              bytes.NewReader(body),
-		WaitForCompletion: ptr(false),
-	}
-	_, resp, err := c.call(ctx, "POST _snapshot/"+repo+"/"+name+"/_restore", req)
-	if err != nil {
-		return err
-	}
-	return accepted("_snapshot/<repository>/<snapshot>/_restore", resp)
+	return c.start(ctx, "restoring snapshot", repo, name, indices, "POST _snapshot/"+repo+"/"+name+"/_restore",
+		"_snapshot/<repository>/<snapshot>/_restore", func(body io.Reader) request {
+			return esapi.SnapshotRestoreRequest{Repository: repo, Snapshot: name, Body: body, WaitForCompletion: ptr(false)}
+		})
 }
 
 func checkSnapshot(repo, name string) error {

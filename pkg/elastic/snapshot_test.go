@@ -126,12 +126,7 @@ func assertJSON(t *testing.T, got []byte, want string) {
 }
 
 func TestCreateSnapshot(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.02"
-	indices := []string{"monocle.config", "monocle.changes.1.demo"}
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "PUT", "/_snapshot/backups/monocle-2024.01.02", map[string]callCase[struct{}]{
 		"accepted": {reply: reply{200, `{"accepted":true}`}},
 		"name taken": {
 			reply:   reply{400, `{"error":{"root_cause":[{"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"}],"type":"invalid_snapshot_name_exception","reason":"[backups:monocle-2024.01.02] Invalid snapshot name [monocle-2024.01.02], snapshot with the same name already exists"},"status":400}`},
@@ -140,20 +135,19 @@ func TestCreateSnapshot(t *testing.T) {
 		"garbage":      {reply: reply{200, `accepted`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
 		"not accepted": {reply: reply{200, `{"snapshot":{}}`}, wantErr: `no "accepted": true`},
 		"missing repo": {reply: reply{404, repositoryMissing}, wantErr: "404"},
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.CreateSnapshot(ctx, "backups", "monocle-2024.01.02", []string{"monocle.config", "monocle.changes.1.demo"})
+	}, checkStartRequest)
+}
+
+// checkStartRequest checks the request that starts a snapshot or a restore of Monocle's two
+// indices: it does not wait for completion, and names the indices without the global state.
+func checkStartRequest(t *testing.T, r elastictest.Request) {
+	t.Helper()
+	if got := r.Query.Get("wait_for_completion"); got != "false" {
+		t.Errorf("wait_for_completion=%q, want false", got)
 	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("PUT", path, tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).CreateSnapshot(context.Background(), "backups", "monocle-2024.01.02", indices)
-			checkErr(t, err, tc.wantErr)
-			r := srv.Requests()[0]
-			if got := r.Query.Get("wait_for_completion"); got != "false" {
-				t.Errorf("wait_for_completion=%q, want false", got)
-			}
-			assertJSON(t, r.Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
-		})
-	}
+	assertJSON(t, r.Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
 }
 
 func TestSnapshotArgumentsChecked(t *testing.T) {
@@ -231,11 +225,7 @@ var (
 )
 
 func TestSnapshots(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		want    []elastic.Snapshot
-		wantErr string
-	}{
+	testReads(t, "GET", "/_snapshot/backups/_all", map[string]callCase[[]elastic.Snapshot]{
 		"sorted by start time": {reply: reply{200, snapshotsBody}, want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}},
 		"empty repository":     {reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, want: []elastic.Snapshot{}},
 		"missing repository":   {reply: reply{404, repositoryMissing}, wantErr: "404"},
@@ -243,18 +233,9 @@ func TestSnapshots(t *testing.T) {
 		"unknown state":        {reply: reply{200, `{"snapshots":[{"snapshot":"a","state":"DONE"}]}`}, wantErr: `state "DONE"`},
 		"nameless snapshot":    {reply: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name"},
 		"garbage":              {reply: reply{200, `{"snapshots":{}}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_snapshot/backups/_all", tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).Snapshots(context.Background(), "backups")
-			checkErr(t, err, tc.wantErr)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("Snapshots =\n%+v\nwant\n%+v", got, tc.want)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) ([]elastic.Snapshot, error) {
+		return c.Snapshots(ctx, "backups")
+	}, nil)
 }
 
 func TestSnapshot(t *testing.T) {
@@ -280,9 +261,8 @@ func TestSnapshot(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_snapshot/backups/"+tc.name, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).Snapshot(context.Background(), "backups", tc.name)
+			_, c := serve(t, "GET", "/_snapshot/backups/"+tc.name, tc.reply)
+			got, err := c.Snapshot(context.Background(), "backups", tc.name)
 			checkErr(t, err, tc.wantErr)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Snapshot = %+v, want %+v", got, tc.want)
@@ -315,37 +295,20 @@ const snapshotStatus = `{
 }`
 
 func TestSnapshotSize(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.01/_status"
-	tests := map[string]struct {
-		reply   reply
-		want    int64
-		wantErr string
-	}{
+	testReads(t, "GET", "/_snapshot/backups/monocle-2024.01.01/_status", map[string]callCase[int64]{
 		"total size":   {reply: reply{200, snapshotStatus}, want: 3150848},
 		"no total":     {reply: reply{200, `{"snapshots":[{"snapshot":"monocle-2024.01.01","stats":{}}]}`}, wantErr: "no stats.total.size_in_bytes"},
 		"other":        {reply: reply{200, `{"snapshots":[]}`}, wantErr: "not in the answer"},
 		"garbage":      {reply: reply{200, `{"snapshots":"x"}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_status"},
 		"missing":      {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
 		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("GET", path, tc.reply.status, tc.reply.body)
-			got, err := newClient(t, srv).SnapshotSize(context.Background(), "backups", "monocle-2024.01.01")
-			checkErr(t, err, tc.wantErr)
-			if got != tc.want {
-				t.Errorf("SnapshotSize = %d, want %d", got, tc.want)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) (int64, error) {
+		return c.SnapshotSize(ctx, "backups", "monocle-2024.01.01")
+	}, nil)
 }
 
 func TestDeleteSnapshot(t *testing.T) {
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "DELETE", "/_snapshot/backups/old", map[string]callCase[struct{}]{
 		"deleted":          {reply: reply{200, `{"acknowledged":true}`}},
 		"already gone":     {reply: reply{404, `{"error":{"root_cause":[{"type":"snapshot_missing_exception","reason":"[backups:old] is missing"}],"type":"snapshot_missing_exception","reason":"[backups:old] is missing"},"status":404}`}},
 		"repository gone":  {reply: reply{404, repositoryMissing}},
@@ -355,26 +318,13 @@ func TestDeleteSnapshot(t *testing.T) {
 			reply:   reply{400, `{"error":{"type":"concurrent_snapshot_execution_exception","reason":"[backups:old] cannot delete snapshot during a restore in progress"},"status":400}`},
 			wantErr: "400",
 		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("DELETE", "/_snapshot/backups/old", tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).DeleteSnapshot(context.Background(), "backups", "old")
-			checkErr(t, err, tc.wantErr)
-			if n := len(srv.Requests()); n != 1 {
-				t.Errorf("%d requests, want 1", n)
-			}
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.DeleteSnapshot(ctx, "backups", "old")
+	}, nil)
 }
 
 func TestRestore(t *testing.T) {
-	const path = "/_snapshot/backups/monocle-2024.01.01/_restore"
-	tests := map[string]struct {
-		reply   reply
-		wantErr string
-	}{
+	testWrites(t, "POST", "/_snapshot/backups/monocle-2024.01.01/_restore", map[string]callCase[struct{}]{
 		"accepted": {reply: reply{200, `{"accepted":true}`}},
 		"open index in the way": {
 			reply:   reply{500, `{"error":{"root_cause":[{"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"}],"type":"snapshot_restore_exception","reason":"[backups:monocle-2024.01.01/vdRctLCxSketdKb54xw67g] cannot restore index [monocle.config] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"},"status":500}`},
@@ -383,22 +333,7 @@ func TestRestore(t *testing.T) {
 		"missing snapshot": {reply: reply{404, `{"error":{"type":"snapshot_missing_exception","reason":"[backups:monocle-2024.01.01] is missing"},"status":404}`}, wantErr: "404"},
 		"garbage":          {reply: reply{200, `{`}, wantErr: "decoding _snapshot/<repository>/<snapshot>/_restore"},
 		"not accepted":     {reply: reply{200, `{"accepted":false}`}, wantErr: `no "accepted": true`},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			srv := elastictest.NewServer(t)
-			srv.Reply("POST", path, tc.reply.status, tc.reply.body)
-			err := newClient(t, srv).Restore(context.Background(), "backups", "monocle-2024.01.01",
-				[]string{"monocle.config", "monocle.changes.1.demo"})
-			checkErr(t, err, tc.wantErr)
-			reqs := srv.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
-			if got := reqs[0].Query.Get("wait_for_completion"); got != "false" {
-				t.Errorf("wait_for_completion=%q, want false", got)
-			}
-			assertJSON(t, reqs[0].Body, `{"indices":["monocle.config","monocle.changes.1.demo"],"include_global_state":false}`)
-		})
-	}
+	}, func(c elastic.Client, ctx context.Context) error {
+		return c.Restore(ctx, "backups", "monocle-2024.01.01", []string{"monocle.config", "monocle.changes.1.demo"})
+	}, checkStartRequest)
 }

@@ -179,21 +179,33 @@ func parseConfig(root object) (*Config, *Error) {
 	if len(items) == 0 {
 		return nil, newError("workspaces", ReasonInvalid, "must list at least one workspace")
 	}
-	c := &Config{Workspaces: make([]Workspace, 0, len(items)), OIDCClientSecretVariable: oidcVar}
+	workspaces, err := parseNamed(items, parseWorkspace, func(w Workspace) string { return w.Name },
+		"%s is already the name of workspaces[%d]: workspace names must be unique")
+	if err != nil {
+		return nil, err
+	}
+	return &Config{Workspaces: workspaces, OIDCClientSecretVariable: oidcVar}, nil
+}
+
+// parseNamed parses items in order with parse, and refuses with ReasonDuplicate, at its
+// name, an item whose name (as name gives it) an earlier item has: dupFormat, a format of
+// the quoted name (%s) and the index of the earlier item (%d), says so. It returns nil for
+// no items.
+func parseNamed[T any](items []object, parse func(object) (T, *Error), name func(T) string, dupFormat string) ([]T, *Error) {
+	var out []T
 	seen := make(map[string]int, len(items))
 	for i, item := range items {
-		w, err := parseWorkspace(item)
+		v, err := parse(item)
 		if err != nil {
 			return nil, err
 		}
-		if j, dup := seen[w.Name]; dup {
-			return nil, newError(keyPath(item.path, "name"), ReasonDuplicate,
-				fmt.Sprintf("%s is already the name of workspaces[%d]: workspace names must be unique", quote(w.Name), j))
+		if j, dup := seen[name(v)]; dup {
+			return nil, newError(keyPath(item.path, "name"), ReasonDuplicate, fmt.Sprintf(dupFormat, quote(name(v)), j))
 		}
-		seen[w.Name] = i
-		c.Workspaces = append(c.Workspaces, w)
+		seen[name(v)] = i
+		out = append(out, v)
 	}
-	return c, nil
+	return out, nil
 }
 
 // checkAbout checks the optional about section: {links: [{name, url, category?}]}
@@ -310,18 +322,9 @@ func parseWorkspace(o object) (Workspace, *Error) {
 		}
 		return w, err
 	}
-	seen := make(map[string]int, len(crawlers))
-	for i, co := range crawlers {
-		cr, err := parseCrawler(co)
-		if err != nil {
-			return w, err
-		}
-		if j, dup := seen[cr.Name]; dup {
-			return w, newError(keyPath(co.path, "name"), ReasonDuplicate,
-				fmt.Sprintf("%s is already the name of crawlers[%d] of this workspace: crawler names must be unique in a workspace", quote(cr.Name), j))
-		}
-		seen[cr.Name] = i
-		w.Crawlers = append(w.Crawlers, cr)
+	if w.Crawlers, err = parseNamed(crawlers, parseCrawler, func(c Crawler) string { return c.Name },
+		"%s is already the name of crawlers[%d] of this workspace: crawler names must be unique in a workspace"); err != nil {
+		return w, err
 	}
 
 	projects, err := o.objects("projects", true)

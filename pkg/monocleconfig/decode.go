@@ -160,35 +160,36 @@ func (o object) items(key string, optional bool) ([]any, *Error) {
 // textList returns the strings of the list at key; optional says whether the key may be
 // absent or null.
 func (o object) textList(key string, optional bool) ([]string, *Error) {
-	items, err := o.items(key, optional)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(items))
-	for i, item := range items {
+	return listOf(o, key, optional, func(path string, item any) (string, *Error) {
 		s, ok := item.(string)
 		if !ok {
-			return nil, wrongType(indexPath(keyPath(o.path, key), i), "a string", item)
+			return "", wrongType(path, "a string", item)
 		}
-		out = append(out, s)
-	}
-	return out, nil
+		return s, nil
+	})
 }
 
 // objects returns the mappings of the list at key; optional says whether the key may be
 // absent or null.
 func (o object) objects(key string, optional bool) ([]object, *Error) {
+	return listOf(o, key, optional, asObject)
+}
+
+// listOf returns the items of the list at key of o, each converted by conv, which gets the
+// item's path ("<key>[<i>]") for its errors; optional says whether the key may be absent or
+// null. The first error of conv is returned.
+func listOf[T any](o object, key string, optional bool, conv func(path string, item any) (T, *Error)) ([]T, *Error) {
 	items, err := o.items(key, optional)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]object, 0, len(items))
+	out := make([]T, 0, len(items))
 	for i, item := range items {
-		obj, err := asObject(indexPath(keyPath(o.path, key), i), item)
+		v, err := conv(indexPath(keyPath(o.path, key), i), item)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, obj)
+		out = append(out, v)
 	}
 	return out, nil
 }

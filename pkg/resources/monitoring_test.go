@@ -18,16 +18,9 @@ func TestPodMonitorScrapesTheAPIAndTheCrawler(t *testing.T) {
 	m := &monoclev1alpha1.Monocle{}
 	m.Name, m.Namespace = "demo", "ns"
 	m.Spec.Monitoring = &monoclev1alpha1.MonitoringSpec{Labels: map[string]string{"release": "prom", ManagedByLabel: "someone"}, Interval: "1m"}
-	other := &monoclev1alpha1.Monocle{}
-	other.Name, other.Namespace = "other", "ns"
 	in := Inputs{ConfigHash: "c", SecretHash: "s"}
 	api, crawler := NewAPIDeployment(m, in).Spec.Template, NewCrawlerDeployment(m, in).Spec.Template
-	pods := map[string]map[string]string{
-		"api": api.Labels, "crawler": crawler.Labels,
-		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template.Labels,
-		"other api":     NewAPIDeployment(other, in).Spec.Template.Labels,
-		"update-idents": NewUpdateIdentsJob(m, "c").Spec.Template.Labels,
-	}
+	pods := podLabels(m, in)
 	u := NewPodMonitor(m)
 	if u.GetKind() != "PodMonitor" || u.GetAPIVersion() != "monitoring.coreos.com/v1" || u.GetName() != "demo" {
 		t.Fatalf("PodMonitor %s %s %s", u.GetAPIVersion(), u.GetKind(), u.GetName())
@@ -46,12 +39,8 @@ func TestPodMonitorScrapesTheAPIAndTheCrawler(t *testing.T) {
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object["spec"].(map[string]any), &spec); err != nil {
 		t.Fatal(err)
 	}
-	selector := mustSelector(t, &spec.Selector)
-	for name, want := range map[string]bool{"api": true, "crawler": true, "elastic": false, "other api": false, "update-idents": false} {
-		if got := selector.Matches(labels.Set(pods[name])); got != want {
-			t.Errorf("the PodMonitor selects the %s pods: %v, want %v", name, got, want)
-		}
-	}
+	checkSelects(t, mustSelector(t, &spec.Selector), pods, "the PodMonitor selects the %s pods", map[string]bool{
+		"api": true, "crawler": true, "elastic": false, "other api": false, "update-idents": false})
 	scraped := map[string]bool{}
 	for _, e := range spec.PodMetricsEndpoints {
 		if e.Path != "/metrics" || e.Interval != "1m" {

@@ -22,10 +22,37 @@ import (
 func TestNetworkPolicySelectsTheRightPods(t *testing.T) {
 	m := &monoclev1alpha1.Monocle{}
 	m.Name, m.Namespace = "demo", "ns"
+	pods := podLabels(m, Inputs{ConfigHash: "c", SecretHash: "s"})
+	p := NewNetworkPolicy(m, "")
+	checkSelects(t, mustSelector(t, &p.Spec.PodSelector), pods, "the policy guards the %s pods", map[string]bool{
+		"api": true, "elastic": true, "crawler": false, "update-idents": false, "other api": false, "other elastic": false})
+	if len(p.Spec.Ingress) != 2 {
+		t.Fatalf("ingress rules = %+v", p.Spec.Ingress)
+	}
+	elastic, api := p.Spec.Ingress[0], p.Spec.Ingress[1]
+	if elastic.Ports[0].Port.IntValue() != ElasticPort || *elastic.Ports[0].Protocol != corev1.ProtocolTCP || len(elastic.From) != 1 {
+		t.Fatalf("Elasticsearch rule = %+v", elastic)
+	}
+	checkSelects(t, mustSelector(t, elastic.From[0].PodSelector), pods, "Elasticsearch admits the %s pods", map[string]bool{
+		"api": true, "crawler": true, "update-idents": true, "maintenance": true, "other api": false, "other crawler": false})
+	if elastic.From[0].NamespaceSelector != nil {
+		t.Error("Elasticsearch admits pods of other namespaces")
+	}
+	if api.Ports[0].Port.IntValue() != APIPort || len(api.From) != 0 {
+		t.Errorf("API rule = %+v, want port %d from everywhere", api, APIPort)
+	}
+	if _, ok := p.Labels[ComponentLabel]; ok || p.Labels[ManagedByLabel] != ManagedByValue || p.Name != "demo" {
+		t.Errorf("metadata = %+v", p.ObjectMeta)
+	}
+}
+
+// podLabels returns the labels of the pods the builders make, with the inputs in, for Monocle
+// m ("api", "crawler", "elastic", "update-idents" and "maintenance") and for another Monocle
+// of its namespace ("other api", "other crawler" and "other elastic").
+func podLabels(m *monoclev1alpha1.Monocle, in Inputs) map[string]map[string]string {
 	other := &monoclev1alpha1.Monocle{}
-	other.Name, other.Namespace = "other", "ns"
-	in := Inputs{ConfigHash: "c", SecretHash: "s"}
-	pods := map[string]map[string]string{
+	other.Name, other.Namespace = "other", m.Namespace
+	return map[string]map[string]string{
 		"api":           NewAPIDeployment(m, in).Spec.Template.Labels,
 		"crawler":       NewCrawlerDeployment(m, in).Spec.Template.Labels,
 		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template.Labels,
@@ -35,36 +62,21 @@ func TestNetworkPolicySelectsTheRightPods(t *testing.T) {
 		"other crawler": NewCrawlerDeployment(other, in).Spec.Template.Labels,
 		"other elastic": NewElasticStatefulSet(other, ElasticDataVolume).Spec.Template.Labels,
 	}
-	p := NewNetworkPolicy(m, "")
-	selector := mustSelector(t, &p.Spec.PodSelector)
-	for name, want := range map[string]bool{"api": true, "elastic": true, "crawler": false, "update-idents": false,
-		"other api": false, "other elastic": false} {
-		if got := selector.Matches(labels.Set(pods[name])); got != want {
-			t.Errorf("the policy guards the %s pods: %v, want %v", name, got, want)
+}
+
+// checkSelects fails the test unless selector matches the pods (of podLabels) that want maps
+// to true and none of those it maps to false; what, a format with one %s for the pod's name,
+// says what matching means.
+func checkSelects(t *testing.T, selector labels.Selector, pods map[string]map[string]string, what string, want map[string]bool) {
+	t.Helper()
+	for name, w := range want {
+		labelsOf, ok := pods[name]
+		if !ok {
+			t.Fatalf("no pod %q", name)
 		}
-	}
-	if len(p.Spec.Ingress) != 2 {
-		t.Fatalf("ingress rules = %+v", p.Spec.Ingress)
-	}
-	elastic, api := p.Spec.Ingress[0], p.Spec.Ingress[1]
-	if elastic.Ports[0].Port.IntValue() != ElasticPort || *elastic.Ports[0].Protocol != corev1.ProtocolTCP || len(elastic.From) != 1 {
-		t.Fatalf("Elasticsearch rule = %+v", elastic)
-	}
-	from := mustSelector(t, elastic.From[0].PodSelector)
-	for name, want := range map[string]bool{"api": true, "crawler": true, "update-idents": true, "maintenance": true,
-		"other api": false, "other crawler": false} {
-		if got := from.Matches(labels.Set(pods[name])); got != want {
-			t.Errorf("Elasticsearch admits the %s pods: %v, want %v", name, got, want)
+		if got := selector.Matches(labels.Set(labelsOf)); got != w {
+			t.Errorf(what+": %v, want %v", name, got, w)
 		}
-	}
-	if elastic.From[0].NamespaceSelector != nil {
-		t.Error("Elasticsearch admits pods of other namespaces")
-	}
-	if api.Ports[0].Port.IntValue() != APIPort || len(api.From) != 0 {
-		t.Errorf("API rule = %+v, want port %d from everywhere", api, APIPort)
-	}
-	if _, ok := p.Labels[ComponentLabel]; ok || p.Labels[ManagedByLabel] != ManagedByValue || p.Name != "demo" {
-		t.Errorf("metadata = %+v", p.ObjectMeta)
 	}
 }
 

@@ -20,8 +20,8 @@ import (
 // and the block stayed, the read clears it, and the next one finds none.
 func TestReadOnlyBlockCleared(t *testing.T) {
 	srv := elastictest.NewServer(t)
-	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(allocation80)
-	srv.Reply("GET", "/_cluster/health", 200, greenHealth)
+	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(elastictest.Allocation80)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.GreenHealth)
 	srv.Reply("GET", "/_cat/allocation", 200, full)
 	srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200,
 		`{"monocle.changes.1.demo":{"settings":{"index.blocks.read_only_allow_delete":"true"}},"monocle.config":{"settings":{}}}`)
@@ -49,7 +49,7 @@ func TestReadOnlyBlockCleared(t *testing.T) {
 	}
 
 	// The disk is back under the high watermark, the block stayed: cleared.
-	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
 	last = read(last.Health)
 	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 1 {
 		t.Fatalf("%d block clearings under the high watermark, want 1", n)
@@ -63,8 +63,8 @@ func TestReadOnlyBlockCleared(t *testing.T) {
 // is reported and left alone.
 func TestBlockClearingOff(t *testing.T) {
 	srv := elastictest.NewServer(t)
-	srv.Reply("GET", "/_cluster/health", 200, greenHealth)
-	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.GreenHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
 	srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200,
 		`{"monocle.changes.1.demo":{"settings":{"index.blocks.read_only_allow_delete":"true"}}}`)
 	srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)

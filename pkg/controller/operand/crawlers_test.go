@@ -24,13 +24,7 @@ import (
 // read, and after a failed one, the status keeps what it had.
 func TestCrawlerProgress(t *testing.T) {
 	m := backupMonocle("")
-	f, _ := fakeElastic(t, m)
-	tr := f.Transport()
-	t.Cleanup(tr.CloseIdleConnections)
-	client, err := elastic.New(operand.ElasticURL(m), tr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, client := fakeElastic(t, m)
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 4, 0, 0, 0, time.UTC) }
 	f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "a/b", LastCommitAt: day(24)},

@@ -19,16 +19,6 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// Answers of Elasticsearch 7.17 (Cluster health API; cat allocation API, format=json, bytes=b):
-// a volume of 10 GiB, 80% full, whose indices take 50 MiB.
-const (
-	greenHealth  = `{"cluster_name":"docker-cluster","status":"green","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":0}`
-	yellowHealth = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2}`
-	redHealth    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":1,"active_shards":1,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":1}`
-	allocation80 = `[{"shards":"2","disk.indices":"52428800","disk.used":"8589934592","disk.avail":"2147483648","disk.total":"10737418240","disk.percent":"80","host":"10.244.0.12","ip":"10.244.0.12","node":"m-elastic-0"}]`
-	allocation90 = `[{"shards":"2","disk.indices":"52428800","disk.used":"9663676416","disk.avail":"1073741824","disk.total":"10737418240","disk.percent":"90","host":"10.244.0.12","ip":"10.244.0.12","node":"m-elastic-0"}]`
-)
-
 // enqueued records the keys a Worker enqueues, with their delays.
 type enqueued struct {
 	key   cache.ObjectName

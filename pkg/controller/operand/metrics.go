@@ -7,28 +7,40 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
-// The metrics of the last read of each Monocle's Elasticsearch. Their labels name the
-// Monocle monocle_namespace and monocle, never namespace or name, which Prometheus sets on
-// every series of a target it scrapes.
+// MetricsNamespace is the prefix of every metric the operator serves:
+// monocle_operator_<name>.
+const MetricsNamespace = "monocle_operator"
+
+// MonocleLabels are the labels that name a Monocle on the operator's per-Monocle series,
+// followed by extra: monocle_namespace and monocle, never namespace or name, which
+// Prometheus sets on every series of a target it scrapes (a series label of the same name
+// would be renamed exported_<name>).
+func MonocleLabels(extra ...string) []string {
+	return append([]string{"monocle_namespace", "monocle"}, extra...)
+}
+
+// NewGaugeVec returns the ALPHA gauge vector monocle_operator_<name> with the help text help
+// and the labels labels, unregistered.
+func NewGaugeVec(name, help string, labels []string) *metrics.GaugeVec {
+	return metrics.NewGaugeVec(&metrics.GaugeOpts{
+		Namespace:      MetricsNamespace,
+		Name:           name,
+		Help:           help,
+		StabilityLevel: metrics.ALPHA,
+	}, labels)
+}
+
+// The metrics of the last read of each Monocle's Elasticsearch, labelled MonocleLabels.
 var (
-	elasticsearchUp = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_up",
-		Help:           "1 when the operator's last read of the Monocle's Elasticsearch (GET _cluster/health, _cat/allocation) succeeded, else 0.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
-	elasticsearchStatus = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_status",
-		Help:           "1 for the cluster health (status: green, yellow or red) the Monocle's Elasticsearch last reported, 0 for the others.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle", "status"})
-	elasticsearchDiskUsed = metrics.NewGaugeVec(&metrics.GaugeOpts{
-		Namespace:      "monocle_operator",
-		Name:           "elasticsearch_disk_used_ratio",
-		Help:           "The share of the Monocle's Elasticsearch data volume in use (0 to 1), as Elasticsearch last reported it.",
-		StabilityLevel: metrics.ALPHA,
-	}, []string{"monocle_namespace", "monocle"})
+	elasticsearchUp = NewGaugeVec("elasticsearch_up",
+		"1 when the operator's last read of the Monocle's Elasticsearch (GET _cluster/health, _cat/allocation) succeeded, else 0.",
+		MonocleLabels())
+	elasticsearchStatus = NewGaugeVec("elasticsearch_status",
+		"1 for the cluster health (status: green, yellow or red) the Monocle's Elasticsearch last reported, 0 for the others.",
+		MonocleLabels("status"))
+	elasticsearchDiskUsed = NewGaugeVec("elasticsearch_disk_used_ratio",
+		"The share of the Monocle's Elasticsearch data volume in use (0 to 1), as Elasticsearch last reported it.",
+		MonocleLabels())
 )
 
 // Metrics returns the collectors the worker records: monocle_operator_elasticsearch_up,

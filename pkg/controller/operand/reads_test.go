@@ -38,25 +38,25 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 		health, allocation http.Handler
 		want               want
 	}{
-		"green": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.JSON(200, allocation80),
+		"green": {health: elastictest.JSON(200, elastictest.GreenHealth), allocation: elastictest.JSON(200, elastictest.Allocation80),
 			want: want{healthy: "True", healthyReason: reasons.Green, disk: "False", diskReason: reasons.VolumeHasRoom, message: "80% full",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "green", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
-		"yellow": {health: elastictest.JSON(200, yellowHealth), allocation: elastictest.JSON(200, allocation80),
+		"yellow": {health: elastictest.JSON(200, elastictest.YellowHealth), allocation: elastictest.JSON(200, elastictest.Allocation80),
 			want: want{healthy: "True", healthyReason: reasons.Yellow, disk: "False", diskReason: reasons.VolumeHasRoom, message: "single node",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "yellow", DiskUsedPercent: ptr.To[int32](80), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
-		"red, and a volume almost full": {health: elastictest.JSON(200, redHealth), allocation: elastictest.JSON(200, allocation90),
+		"red, and a volume almost full": {health: elastictest.JSON(200, elastictest.RedHealth), allocation: elastictest.JSON(200, elastictest.Allocation90),
 			want: want{healthy: "False", healthyReason: reasons.Red, disk: "True", diskReason: reasons.VolumeAlmostFull, message: "90% full (over 85%)",
 				health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: ptr.To[int32](90), DiskSize: tenGiB, IndicesSize: fiftyMiB}}},
-		"slow": {health: elastictest.Slow(time.Minute, elastictest.JSON(200, greenHealth)), allocation: elastictest.JSON(200, allocation80),
+		"slow": {health: elastictest.Slow(time.Minute, elastictest.JSON(200, elastictest.GreenHealth)), allocation: elastictest.JSON(200, elastictest.Allocation80),
 			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "context deadline exceeded"}},
-		"garbage": {health: elastictest.Raw(200, "text/html", "<html>proxy</html>"), allocation: elastictest.JSON(200, allocation80),
+		"garbage": {health: elastictest.Raw(200, "text/html", "<html>proxy</html>"), allocation: elastictest.JSON(200, elastictest.Allocation80),
 			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "decoding _cluster/health"}},
-		"500": {health: elastictest.Error(500, "exception", "boom"), allocation: elastictest.JSON(200, allocation80),
+		"500": {health: elastictest.Error(500, "exception", "boom"), allocation: elastictest.JSON(200, elastictest.Allocation80),
 			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "status 500 exception: boom"}},
-		"disk unreadable": {health: elastictest.JSON(200, greenHealth), allocation: elastictest.Error(500, "exception", "no disk"),
+		"disk unreadable": {health: elastictest.JSON(200, elastictest.GreenHealth), allocation: elastictest.Error(500, "exception", "no disk"),
 			want: want{healthy: "Unknown", healthyReason: reasons.ElasticsearchUnreachable, disk: "Unknown", diskReason: reasons.ElasticsearchUnreachable,
 				message: "no disk"}},
 	} {
@@ -169,9 +169,9 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 		case <-release:
 		case <-r.Context().Done():
 		}
-		elastictest.JSON(200, greenHealth).ServeHTTP(w, r)
+		elastictest.JSON(200, elastictest.GreenHealth).ServeHTTP(w, r)
 	}))
-	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
 	op, got := testWorker(t, srv, time.Minute)
 	_, ctx := ktesting.NewTestContext(t)
 	m := newMonocle("m")
@@ -196,7 +196,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 // TestReadOnlyReadFailuresAreNotFatal: past 85% full, an Elasticsearch whose settings cannot
 // be read (500, garbage, slow) still has its health and disk use read.
 func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
-	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(allocation80)
+	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(elastictest.Allocation80)
 	for name, settings := range map[string]http.Handler{
 		"500":     elastictest.Error(500, "exception", "boom"),
 		"garbage": elastictest.Raw(200, "text/html", "<html>"),
@@ -204,7 +204,7 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := elastictest.NewServer(t)
-			srv.Reply("GET", "/_cluster/health", 200, greenHealth)
+			srv.Reply("GET", "/_cluster/health", 200, elastictest.GreenHealth)
 			srv.Reply("GET", "/_cat/allocation", 200, full)
 			srv.Handle("GET", "/_all/_settings/index.blocks.read_only_allow_delete", settings)
 			client, err := elastic.New(srv.URL, nil)
