@@ -21,14 +21,6 @@ import (
 // The syncs of a controller that reads its Monocles' Elasticsearch (ReadOperands); the
 // reads themselves are tested in package operand.
 
-// Answers of Elasticsearch 7.17 (Cluster health API; cat allocation API, format=json, bytes=b):
-// a volume of 10 GiB, 80% full, whose indices take 50 MiB.
-const (
-	yellowHealth = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2}`
-	redHealth    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":1,"active_shards":1,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":1}`
-	allocation80 = `[{"shards":"2","disk.indices":"52428800","disk.used":"8589934592","disk.avail":"2147483648","disk.total":"10737418240","disk.percent":"80","host":"10.244.0.12","ip":"10.244.0.12","node":"m-elastic-0"}]`
-)
-
 // dialAddress is the host:port of srv, for operand.Options.DialAddress.
 func dialAddress(srv *elastictest.Server) string { return strings.TrimPrefix(srv.URL, "http://") }
 
@@ -43,8 +35,8 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	t.Helper()
 	m, objects := converged(t, newMonocle("demo"))
 	srv := elastictest.NewServer(t)
-	srv.Reply("GET", "/_cluster/health", 200, yellowHealth)
-	srv.Reply("GET", "/_cat/allocation", 200, allocation80)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.YellowHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
 	// The API's health, asked through its Service, reaches the same fake (DialAddress).
 	srv.Reply("GET", "/health", 200, `"ok"`)
 	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
@@ -142,7 +134,7 @@ func TestElasticsearchIsReadEveryInterval(t *testing.T) {
 	// the read asked for in the queue; reads go on all the same.
 	c.queue.AddAfter(key, 10*time.Millisecond)
 	testkitEventually(t, func() bool { return len(srv.RequestsTo("GET", "/_cluster/health")) >= 3 })
-	srv.Reply("GET", "/_cluster/health", 200, redHealth)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.RedHealth)
 	testkitEventually(t, func() bool {
 		for _, a := range writes(f.client.Actions()) {
 			s := a.(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle).Status
