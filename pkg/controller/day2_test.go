@@ -45,11 +45,7 @@ func resync(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, 
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
 	f.userSecrets = userSecrets
-	kubeWrites, monocleWrites := f.run()
-	status := m
-	if len(monocleWrites) == 1 {
-		status = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
-	}
+	kubeWrites, status := f.runStatus()
 	return f, kubeWrites, status
 }
 

@@ -41,11 +41,7 @@ func exposureRun(t *testing.T, m *monoclev1alpha1.Monocle, served []schema.Group
 	f.kubeobjects = kube
 	f.served = served
 	f.dynamicObjects = dynamic
-	kubeWrites, monocleWrites := f.run()
-	status := m
-	if len(monocleWrites) == 1 {
-		status = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
-	}
+	kubeWrites, status := f.runStatus()
 	return f, kubeWrites, writes(f.dynamic.Actions()), status
 }
 

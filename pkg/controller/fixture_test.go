@@ -7,10 +7,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -139,32 +136,16 @@ func (f *fixture) newController() *Controller {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)
 	}
 	for _, obj := range f.kubeobjects {
-		var indexer cache.Indexer
-		switch obj.(type) {
-		case *corev1.Secret:
-			indexer = k.Core().V1().Secrets().Informer().GetIndexer()
-		case *corev1.ConfigMap:
-			indexer = k.Core().V1().ConfigMaps().Informer().GetIndexer()
-		case *corev1.Service:
-			indexer = k.Core().V1().Services().Informer().GetIndexer()
-		case *appsv1.Deployment:
-			indexer = k.Apps().V1().Deployments().Informer().GetIndexer()
-		case *appsv1.StatefulSet:
-			indexer = k.Apps().V1().StatefulSets().Informer().GetIndexer()
-		case *batchv1.Job:
-			indexer = k.Batch().V1().Jobs().Informer().GetIndexer()
-		case *policyv1.PodDisruptionBudget:
-			indexer = k.Policy().V1().PodDisruptionBudgets().Informer().GetIndexer()
-		case *corev1.PersistentVolumeClaim:
-			indexer = k.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
-		case *networkingv1.Ingress:
-			indexer = k.Networking().V1().Ingresses().Informer().GetIndexer()
-		case *networkingv1.NetworkPolicy:
-			indexer = k.Networking().V1().NetworkPolicies().Informer().GetIndexer()
-		default:
-			f.t.Fatalf("unexpected seeded object %T", obj)
+		gvks, _, err := testScheme.ObjectKinds(obj)
+		if err != nil {
+			f.t.Fatalf("unexpected seeded object %T: %v", obj, err)
 		}
-		mustAdd(f.t, indexer, obj)
+		gvr, _ := apimeta.UnsafeGuessKindToResource(gvks[0])
+		informer, err := k.ForResource(gvr)
+		if err != nil {
+			f.t.Fatalf("unexpected seeded object %T: %v", obj, err)
+		}
+		mustAdd(f.t, informer.Informer().GetIndexer(), obj)
 	}
 	for _, s := range f.userSecrets {
 		mustAdd(f.t, secretMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
@@ -194,6 +175,17 @@ func (f *fixture) run() (kubeWrites, monocleWrites []core.Action) {
 		f.t.Logf("sync returned: %v", err)
 	}
 	return writes(f.kubeclient.Actions()), writes(f.client.Actions())
+}
+
+// runStatus syncs the fixture's first Monocle once and returns the writes of the kube client
+// and the Monocle as the sync left it: the one it wrote to the status, else as it was.
+func (f *fixture) runStatus() ([]core.Action, *monoclev1alpha1.Monocle) {
+	f.t.Helper()
+	kubeWrites, monocleWrites := f.run()
+	if len(monocleWrites) == 1 {
+		return kubeWrites, monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	}
+	return kubeWrites, f.monocles[0]
 }
 
 // writes drops reads and the events the broadcaster may send.
@@ -443,10 +435,8 @@ func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.
 		f.monocles = []*monoclev1alpha1.Monocle{out}
 		f.userSecrets = userSecrets
 		f.kubeobjects = objects
-		kubeWrites, monocleWrites := f.run()
-		if len(monocleWrites) == 1 {
-			out = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).DeepCopy()
-		}
+		kubeWrites, status := f.runStatus()
+		out = status.DeepCopy()
 		if len(kubeWrites) == 0 {
 			return out, objects
 		}
