@@ -11,10 +11,11 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	elasticsearch "github.com/elastic/go-elasticsearch/v7"
 	"github.com/elastic/go-elasticsearch/v7/esapi"
+	"github.com/elastic/go-elasticsearch/v7/estransport"
 )
 
 // DefaultTimeout bounds a call whose context has no deadline. A context that has one keeps
@@ -110,12 +111,21 @@ func (e *StatusError) Is(target error) bool {
 	return target == ErrNotFound && e.Code == http.StatusNotFound
 }
 
+// errNotElasticsearch is the error of a successful response without the header every
+// Elasticsearch from 7.14 sends, X-Elastic-Product: Elasticsearch.
+var errNotElasticsearch = errors.New("the server is not Elasticsearch: its response has no X-Elastic-Product: Elasticsearch header")
+
 // IsNotFound reports whether err is, or wraps, a 404 from Elasticsearch.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
 
-// client implements Client on the official go-elasticsearch client.
+// client implements Client on the official go-elasticsearch client's transport and request
+// types (estransport, esapi). It sends each esapi request through the transport itself rather
+// than through elasticsearch.Client, whose API value holds a function for each of the
+// hundreds of Elasticsearch APIs and so links them all into the binary.
 type client struct {
-	es *elasticsearch.Client
+	transport *estransport.Client
+	// genuine is set once a successful response carried X-Elastic-Product: Elasticsearch.
+	genuine atomic.Bool
 	// timeout is DefaultTimeout; tests shorten it.
 	timeout time.Duration
 }
@@ -126,7 +136,8 @@ type client struct {
 //
 // The client does not retry: a failed call is reported, and the controller's next sync is
 // the retry. It checks the X-Elastic-Product header of the first successful response, as the
-// official client does for 7.14 and later servers, rather than sending an extra GET / first.
+// official client does for 7.14 and later servers (elasticsearch.Client with
+// UseResponseCheckOnly), rather than sending an extra GET / first.
 func New(baseURL string, transport http.RoundTripper) (Client, error) {
 	u, err := url.Parse(baseURL)
 	if err != nil {
@@ -138,16 +149,11 @@ func New(baseURL string, transport http.RoundTripper) (Client, error) {
 	if transport == nil {
 		transport = NewTransport()
 	}
-	es, err := elasticsearch.NewClient(elasticsearch.Config{
-		Addresses:            []string{baseURL},
-		Transport:            transport,
-		DisableRetry:         true,
-		UseResponseCheckOnly: true,
-	})
+	t, err := estransport.New(estransport.Config{URLs: []*url.URL{u}, Transport: transport, DisableRetry: true})
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch client: %w", err)
 	}
-	return &client{es: es, timeout: DefaultTimeout}, nil
+	return &client{transport: t, timeout: DefaultTimeout}, nil
 }
 
 // NewTransport returns the transport New uses by default: connection, TLS handshake and
@@ -182,11 +188,17 @@ func (c *client) call(ctx context.Context, op string, req request, ok ...int) (i
 		ctx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
-	res, err := req.Do(ctx, c.es)
+	res, err := req.Do(ctx, c.transport)
 	if err != nil {
 		return 0, nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer res.Body.Close()
+	if res.StatusCode >= 200 && res.StatusCode < 300 && !c.genuine.Load() {
+		if res.Header.Get("X-Elastic-Product") != "Elasticsearch" {
+			return 0, nil, fmt.Errorf("%s: %w", op, errNotElasticsearch)
+		}
+		c.genuine.Store(true)
+	}
 	accepted := res.StatusCode >= 200 && res.StatusCode < 300
 	if len(ok) > 0 {
 		accepted = false
