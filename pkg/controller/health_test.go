@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -92,6 +93,43 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	}
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != reasons.APIAnswers {
 		t.Errorf("APIHealthy = %+v", c)
+	}
+}
+
+// TestFirstAPIReadHoldsTheStatusWrite: a Monocle whose Elasticsearch health is in the
+// status and whose API has just become ready: the sync that starts the first read asking the
+// API writes no status, and the next one writes Ready with the API's health in one write.
+func TestFirstAPIReadHoldsTheStatusWrite(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	f, m, srv := readingFixture(ctx, t, time.Hour)
+	unready := make([]runtime.Object, 0, len(f.kubeobjects))
+	for _, o := range f.kubeobjects {
+		if d, ok := o.(*appsv1.Deployment); ok && d.Name == "demo-api" {
+			d = d.DeepCopy()
+			d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0
+			o = d
+		}
+		unready = append(unready, o)
+	}
+	g := newFixture(t)
+	g.monocles, g.kubeobjects = []*monoclev1alpha1.Monocle{m}, unready
+	g.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	read := syncThroughFirstRead(ctx, t, g, cache.MetaObjectToName(m))
+	if c := condition(t, withConditions(read.Status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Reason != reasons.APINotReady {
+		t.Fatalf("APIHealthy with the API not ready = %+v", c)
+	}
+
+	// The API is ready now: a new operator process, whose read of Elasticsearch finds the
+	// health the status already has.
+	h := newFixture(t)
+	h.monocles, h.kubeobjects = []*monoclev1alpha1.Monocle{read}, f.kubeobjects
+	h.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	status := syncThroughFirstRead(ctx, t, h, cache.MetaObjectToName(m)).Status
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != reasons.APIAnswers {
+		t.Errorf("APIHealthy = %+v", c)
+	}
+	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionReady); c.Status != metav1.ConditionTrue {
+		t.Errorf("Ready = %+v", c)
 	}
 }
 

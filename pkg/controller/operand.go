@@ -45,8 +45,10 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	// A worker that does not read (operand.Off) leaves all this as the status has it.
 	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
 		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)}); reading {
-		// Only a Monocle whose health no read has reported yet waits for the first.
-		st.holdStatus = last.Pending && day2.EarlierHealth(m) == nil
+		// Only a Monocle whose health no read has reported yet waits for the first read, and
+		// one whose API's health none has, for the first that asks the API: a new Monocle's
+		// status then goes to Ready in one write that carries both.
+		st.holdStatus = (last.Pending && day2.EarlierHealth(m) == nil) || (last.APIPending && !day2.APIHealthRead(m))
 		if last.Health != nil {
 			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}

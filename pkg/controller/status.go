@@ -253,10 +253,15 @@ func firstImage(spec *corev1.PodSpec) string {
 }
 
 // progressInterval is the least time between two status writes of a Monocle that differ only
-// in the progress of its workloads (progressOnly): while a Monocle starts or rolls out, its
-// pods come up one after the other, and a status write for each would cost the API server a
-// write per pod with nothing for the user to act on. Any other change is written at once.
-const progressInterval = 5 * time.Second
+// in the progress of its workloads (progressOnly): while a Monocle rolls out, its pods come
+// up one after the other, and a status write for each would cost the API server a write per
+// pod with nothing for the user to act on. While a new Monocle starts, its components and
+// their health come up one after the other too, and what the user waits for is Ready:
+// startProgressInterval spaces those writes. Any other change is written at once.
+const (
+	progressInterval      = 5 * time.Second
+	startProgressInterval = time.Minute
+)
 
 // statusWrites remembers when the status of each Monocle was last written, for
 // progressInterval. It is memory only: after a restart, the first write goes through.
@@ -274,7 +279,11 @@ func (w *statusWrites) wait(key cache.ObjectName, was, status monoclev1alpha1.Mo
 	if !ok || !progressOnly(was, status) {
 		return 0
 	}
-	return max(0, progressInterval-now.Sub(last))
+	interval := progressInterval
+	if starting(was) && starting(status) {
+		interval = startProgressInterval
+	}
+	return max(0, interval-now.Sub(last))
 }
 
 // wrote notes that the status of key was written at now.

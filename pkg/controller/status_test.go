@@ -12,8 +12,9 @@ import (
 )
 
 // TestProgressWritesAreSpaced: a status that differs from the last written one only in the
-// workloads' progress waits for progressInterval after the last write; any other change, or
-// a Monocle whose status this process has not written, goes at once.
+// workloads' progress waits for progressInterval after the last write (startProgressInterval
+// while the Monocle starts); any other change, or a Monocle whose status this process has not
+// written, goes at once.
 func TestProgressWritesAreSpaced(t *testing.T) {
 	starting := func(msg string, ready int32) monoclev1alpha1.MonocleStatus {
 		return monoclev1alpha1.MonocleStatus{
@@ -51,10 +52,10 @@ func TestProgressWritesAreSpaced(t *testing.T) {
 		want    time.Duration
 	}{
 		"never written":                       {status: progress, at: time.Second, want: 0},
-		"progress right after a write":        {written: true, status: progress, at: time.Second, want: progressInterval - time.Second},
-		"progress once the interval ran":      {written: true, status: progress, at: progressInterval, want: 0},
+		"progress right after a write":        {written: true, status: progress, at: time.Second, want: startProgressInterval - time.Second},
+		"progress once the interval ran":      {written: true, status: progress, at: startProgressInterval, want: 0},
 		"Ready turns True":                    {written: true, status: ready, at: time.Second, want: 0},
-		"a condition changes while it starts": {written: true, status: invalid, at: time.Second, want: progressInterval - time.Second},
+		"a condition changes while it starts": {written: true, status: invalid, at: time.Second, want: startProgressInterval - time.Second},
 		"Degraded turns True while it starts": {written: true, status: degraded, at: time.Second, want: 0},
 		"a rollout's progress":                {written: true, was: &rolling, status: rolled, at: time.Second, want: progressInterval - time.Second},
 		"a condition changes once Ready":      {written: true, was: &rolled, status: rolledInvalid, at: time.Second, want: 0},

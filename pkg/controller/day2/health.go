@@ -102,6 +102,13 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 	return []metav1.Condition{healthy, disk}
 }
 
+// APIHealthRead reports whether m's status has an APIHealthy condition that a read of the
+// API made (not one that says the API has no ready pod or was not read yet).
+func APIHealthRead(m *monoclev1alpha1.Monocle) bool {
+	c := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionAPIHealthy)
+	return c != nil && c.Reason != reasons.APINotReady
+}
+
 // EarlierHealth returns the ElasticsearchHealthy and DiskPressure conditions of m's status
 // when a read made them (not while Elasticsearch had no ready pod), else nil.
 func EarlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {

@@ -67,6 +67,9 @@ type RestorePlan struct {
 type Result struct {
 	// Pending is true while the first read since Elasticsearch became ready is under way.
 	Pending bool
+	// APIPending is true while the first read that asks the API for its /health is under
+	// way: a read starts as soon as the API has a ready pod and no read has asked it yet.
+	APIPending bool
 	// Done is when the last read ended; zero before the first.
 	Done time.Time
 	// Health is what the last read that succeeded found of the cluster health and disk use

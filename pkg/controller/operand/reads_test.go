@@ -220,3 +220,44 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIReadyStartsARead: a read starts as soon as the API has a ready pod that no read has
+// asked, before the interval, and APIPending says so until it ends; once a read has asked
+// the API, the interval holds again.
+func TestAPIReadyStartsARead(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.GreenHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
+	srv.Reply("GET", "/health", 200, `"ok"`)
+	w, got := testWorker(t, srv, 5*time.Second)
+	m := newMonocle("m")
+	ctx := context.Background()
+
+	if _, reading := w.Observe(ctx, m, operand.Inputs{ElasticReady: true}); !reading {
+		t.Fatal("the worker does not read")
+	}
+	waitRead(t, got)
+	if n := len(srv.RequestsTo("GET", "/_cluster/health")); n != 1 {
+		t.Fatalf("%d reads of Elasticsearch, want 1", n)
+	}
+	if last, _ := w.Observe(ctx, m, operand.Inputs{ElasticReady: true}); last.APIPending || last.APIRead {
+		t.Errorf("API not ready: APIPending %v, APIRead %v, want neither", last.APIPending, last.APIRead)
+	}
+	<-got // the enqueue of the next read, after the interval
+
+	last, _ := w.Observe(ctx, m, operand.Inputs{ElasticReady: true, APIReady: true})
+	if !last.APIPending {
+		t.Errorf("the API just became ready: APIPending false, want a read under way that asks it")
+	}
+	waitRead(t, got)
+	if n := len(srv.RequestsTo("GET", "/health")); n != 1 {
+		t.Errorf("%d reads of the API's /health, want 1", n)
+	}
+	last, _ = w.Observe(ctx, m, operand.Inputs{ElasticReady: true, APIReady: true})
+	if last.APIPending || !last.APIRead {
+		t.Errorf("after the read: APIPending %v, APIRead %v, want false, true", last.APIPending, last.APIRead)
+	}
+	if n := len(srv.RequestsTo("GET", "/_cluster/health")); n != 2 {
+		t.Errorf("%d reads of Elasticsearch, want 2: no read before the interval once the API was asked", n)
+	}
+}

@@ -56,8 +56,10 @@ type Options struct {
 type Worker interface {
 	// Observe returns the last Result for m, and starts a new read when Elasticsearch has a
 	// ready pod (in.ElasticReady) and the last read is older than the interval, there is
-	// none, or in.Plan differs from the last read's plan. Result.Pending is true while the
-	// first read since Elasticsearch became ready is under way: its end enqueues m.
+	// none, in.Plan differs from the last read's plan, or the API has a ready pod
+	// (in.APIReady) that no read has asked yet. Result.Pending is true while the first read
+	// since Elasticsearch became ready is under way, Result.APIPending while the first read
+	// that asks the API is: the end of either enqueues m.
 	// reading is false when the worker does not read at all (Off): the Result is then empty
 	// and says nothing.
 	Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inputs) (last Result, reading bool)
@@ -136,8 +138,8 @@ type worker struct {
 type state struct {
 	// uid is the Monocle's: a Monocle deleted and created again starts afresh.
 	uid types.UID
-	// running is true while a read is under way.
-	running bool
+	// running is true while a read is under way; readsAPI while that read asks the API.
+	running, readsAPI bool
 	// plan is the plan of the read under way or of the last one.
 	plan   Plan
 	result Result
@@ -158,10 +160,10 @@ func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inp
 	}
 	switch due := w.interval - time.Since(r.result.Done); {
 	case r.running:
-	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan:
+	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan || (in.APIReady && !r.result.APIRead):
 		select {
 		case w.slots <- struct{}{}:
-			r.running, r.plan = true, in.Plan
+			r.running, r.readsAPI, r.plan = true, in.APIReady, in.Plan
 			apiURL := ""
 			if in.APIReady {
 				apiURL = apiHealthURL(m)
@@ -178,6 +180,7 @@ func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inp
 	}
 	last := r.result
 	last.Pending = r.running && r.result.Done.IsZero()
+	last.APIPending = r.running && r.readsAPI && !r.result.APIRead
 	return last, true
 }
 
