@@ -147,11 +147,10 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 	}
 	n := strconv.Itoa(len(creates))
 	// Nine owned objects: two Secrets, the ConfigMap, two Services, the NetworkPolicy, the
-	// StatefulSet and two Deployments. Two status writes (seen, Ready) and one Event (what the
-	// first sync created), and one more of each because the API Deployment is created only
-	// once Elasticsearch has a ready pod (Monocle's API exits without it), by a later sync:
-	// that sync's Created event and the status of Elasticsearch ready with the API starting.
-	// The target is on the three kinds together (1f).
+	// StatefulSet and two Deployments; two status writes (seen, Ready with the health of
+	// Elasticsearch and of the API) and one Event listing the nine objects, although the API
+	// Deployment is created by a later sync, once Elasticsearch has a ready pod (Monocle's API
+	// exits without it). The target is on the three kinds together (1f).
 	b.results.add(row{"1a", "Converge one new Monocle: creates of owned objects", count(median(creates)), spread(creates, count), n, "–", "–"})
 	b.results.add(row{"1b", "Converge one new Monocle: status writes", count(median(status)), spread(status, count), n, "–", "–"})
 	b.results.add(row{"1c", "Converge one new Monocle: Event creates", count(median(events)), spread(events, count), n, "–", "–"})
