@@ -201,6 +201,9 @@ func (b *bench) buildOperator(ctx context.Context) error {
 	}
 	b.results.add(row{"0", "Operator binary size, " + built, fmt.Sprintf("%.1f MB", float64(info.Size())/1e6), "–", "1",
 		fmt.Sprintf("≤ %d MB", maxBinaryMB), verdict(float64(info.Size())/1e6, maxBinaryMB)})
+	if err := b.electionFloor(ctx); err != nil {
+		return err
+	}
 	out, _ := exec.CommandContext(ctx, b.operatorBin, "-h").CombinedOutput()
 	qps := flagDefault(string(out), "kube-api-qps")
 	burst := flagDefault(string(out), "kube-api-burst")
@@ -211,6 +214,26 @@ func (b *bench) buildOperator(ctx context.Context) error {
 
 // maxBinaryMB is the target size of the stripped operator binary, in MB (10^6 bytes).
 const maxBinaryMB = 30
+
+// electionFloor builds ./test/bench/electionfloor as the operator is built and adds its size
+// (figure 0b): what client-go's leader election alone links, every API group of Kubernetes
+// among it, below which no operator that uses it can go.
+func (b *bench) electionFloor(ctx context.Context) error {
+	bin := filepath.Join(b.workDir, "electionfloor")
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./test/bench/electionfloor")
+	build.Dir = b.repoRoot
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the leader election floor: %v: %s", err, out)
+	}
+	info, err := os.Stat(bin)
+	if err != nil {
+		return err
+	}
+	b.results.add(row{"0b", "A program that runs only client-go's leader election, built the same way", fmt.Sprintf("%.1f MB", float64(info.Size())/1e6),
+		"–", "1", "–", "–"})
+	return nil
+}
 
 // flagDefault finds "(default X)" in the usage text of a Go flag.
 func flagDefault(usage, name string) string {
