@@ -17,22 +17,16 @@ import (
 type foundation struct {
 	// apiSecret is the Secret "<name>-api" (nil until the generated keys are there).
 	apiSecret *corev1.Secret
-	// config is the config.yaml the pods are to run.
-	config configState
+	// config is the config.yaml the pods are to run; configHash is its hash, "" when there is
+	// none.
+	config     configState
+	configHash string
 	// secrets says which components get every variable they need.
 	secrets secretsCheck
 }
 
 // configReady reports whether there is a config for the pods to run.
 func (f foundation) configReady() bool { return f.config.config != "" }
-
-// configHash is the hash of the config the pods are to run, "" when there is none.
-func (f foundation) configHash() string {
-	if !f.configReady() {
-		return ""
-	}
-	return resources.ConfigHash(f.config.config)
-}
 
 // ensureFoundation is the phase that makes what the workloads stand on: the generated keys,
 // the Secret "<name>-api", the config, the Services, the Elasticsearch StatefulSet and its
@@ -64,8 +58,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			return func(st *syncState) {
 				f.config = cfg
 				st.setCondition(cfg.condition)
-				if hash := f.configHash(); hash != "" {
-					st.status.ConfigHash = hash
+				if f.configReady() {
+					f.configHash = resources.ConfigHash(cfg.config)
+					st.status.ConfigHash = f.configHash
 				}
 				if cfg.source != "" {
 					st.status.ConfigSource = cfg.source

@@ -27,13 +27,13 @@ import (
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
 	if f.config.valid && f.configReady() && !w.restoring {
-		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash(), st.api)
+		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.api)
 		st.fail(err)
 		st.status.UpdateIdents = idents
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
 	if !w.restoring {
-		maintenance, err := c.ensureMaintenance(ctx, m, w.maintenance, f.configHash(), st.crawler, identsRunning)
+		maintenance, err := c.ensureMaintenance(ctx, m, w.maintenance, f.configHash, st.crawler, identsRunning)
 		st.fail(err)
 		st.status.Maintenance = nil
 		for _, s := range maintenance {

@@ -49,7 +49,7 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	if f.apiSecret == nil || !f.configReady() {
 		return w
 	}
-	in := resources.Inputs{ConfigHash: f.configHash(), SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
+	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
 		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
 		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
