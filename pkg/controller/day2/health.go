@@ -28,8 +28,8 @@ func APICondition(m *monoclev1alpha1.Monocle, r operand.Result, apiReady bool) m
 	case !apiReady:
 		cond.Reason, cond.Message = reasons.APINotReady, "The API has no ready pod to ask for its health"
 	case !r.APIRead:
-		if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); was != nil && was.Reason != reasons.APINotReady {
-			return *was
+		if APIHealthRead(m) {
+			return *apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
 		}
 		cond.Reason, cond.Message = reasons.APINotReady, "The API's health was not read yet"
 	case r.APIErr != "":
