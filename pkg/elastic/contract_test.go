@@ -1,0 +1,273 @@
+package elastic_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+)
+
+// contractCase is how the client decodes one documented answer (a fixture of elastictest):
+// the call that sends the fixture's request, and what it returns on the fixture's answer.
+type contractCase struct {
+	// args fill the fixture's path template, over contractArgs.
+	args map[string]string
+	// also are other fixtures the fake serves, for a call that sends more than one request.
+	also []string
+	call func(context.Context, elastic.Client) (any, error)
+	// want is the call's result, compared on an error too (a call returns its zero value).
+	want any
+	// err is "" for no error, or the code and type of the *elastic.StatusError wanted,
+	// e.g. "404 snapshot_missing_exception".
+	err string
+}
+
+// contractArgs are the names the fixtures use, from the docs' examples.
+var contractArgs = map[string]string{"repository": "my_repository", "snapshot": "snapshot_2", "index": "my-index-000001",
+	"indices": "my-index-000001", "pattern": "my-index-*"}
+
+func ms(n int64) time.Time { return time.UnixMilli(n).UTC() }
+
+func day(d int) time.Time { return time.Date(2022, 1, d, 0, 0, 0, 0, time.UTC) }
+
+var docRepository = elastic.Repository{Type: elastic.RepositoryFS, Location: "my_backup_location"}
+
+// contractCases has one case per fixture, by fixture name.
+var contractCases = map[string]contractCase{
+	"cluster-health": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Health(ctx) },
+		want: elastic.Health{ClusterName: "testcluster", Status: elastic.HealthYellow, NumberOfNodes: 1, NumberOfDataNodes: 1,
+			ActivePrimaryShards: 1, ActiveShards: 1, UnassignedShards: 1},
+	},
+	"cluster-health-indices": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.RestoreDone(ctx, []string{"my-index-000001"})
+		},
+		want: true,
+	},
+	"cluster-health-indices-timeout": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.RestoreDone(ctx, []string{"my-index-000001"})
+		},
+		want: false,
+	},
+	"cat-allocation": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.DiskUsage(ctx) },
+		want: elastic.Disk{Node: "CSUXak2", IndicesBytes: 260, UsedBytes: 50787988275, AvailableBytes: 46600395161, TotalBytes: 108125801676},
+	},
+	"settings-read-only": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.ReadOnlyIndices(ctx) },
+		want: []string{"my-index-000001"},
+	},
+	"settings-read-only-none": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.ReadOnlyIndices(ctx) },
+		want: []string(nil),
+	},
+	"settings-clear-read-only": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.ClearReadOnly(ctx, "my-index-000001")
+		},
+	},
+	"cluster-settings": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Watermarks(ctx) },
+		want: elastic.Watermarks{Low: elastic.Watermark{Raw: "85%", UsedPercent: 85},
+			High: elastic.Watermark{Raw: "90%", UsedPercent: 90}, FloodStage: elastic.Watermark{Raw: "95%", UsedPercent: 95}},
+	},
+	"cat-indices": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Indices(ctx, "my-index-*") },
+		want: []elastic.Index{
+			{Name: "my-index-000001", Health: elastic.HealthYellow, Status: "open", DocsCount: 1200, StoreSizeBytes: 90214},
+			{Name: "my-index-000002", Health: elastic.HealthGreen, Status: "open", DocsCount: 0, StoreSizeBytes: 260},
+		},
+	},
+	"cat-indices-missing": {
+		args: map[string]string{"pattern": "my-index-000003"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Indices(ctx, "my-index-000003") },
+		want: []elastic.Index(nil),
+		err:  "404 index_not_found_exception",
+	},
+	"indices-close": {
+		args: map[string]string{"indices": "my_index"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return nil, c.CloseIndices(ctx, "my_index") },
+	},
+	"index-delete": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.DeleteIndex(ctx, "my-index-000001")
+		},
+	},
+	// A missing index is already deleted.
+	"index-delete-missing": {
+		args: map[string]string{"index": "my-index-000003"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.DeleteIndex(ctx, "my-index-000003")
+		},
+	},
+	"search-crawler-progress": {
+		args: map[string]string{"index": "monocle.changes.1.demo"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.CrawlersProgress(ctx, "monocle.changes.1.demo")
+		},
+		want: []elastic.CrawlerProgress{{Crawler: "github-crawler", Entities: 2, Oldest: day(1), Newest: day(4)}},
+	},
+	"search-crawler-errors": {
+		args: map[string]string{"index": "monocle.changes.1.demo"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.CrawlersErrors(ctx, "monocle.changes.1.demo")
+		},
+		want: []elastic.CrawlerErrors{{Crawler: "github-crawler", Total: 3, LastDay: 1, LastTime: day(4),
+			LastMessage: "Bad credentials", LastEntity: "project change-metrics/monocle"}},
+	},
+	// Registered as wanted: no PUT (the fake fails the test on a request it has no route for).
+	"repository-get": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.EnsureRepository(ctx, "my_repository", docRepository)
+		},
+	},
+	// Not registered: registered with a PUT.
+	"repository-get-missing": {
+		also: []string{"repository-put"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.EnsureRepository(ctx, "my_repository", docRepository)
+		},
+	},
+	// Registered with other settings: registered again.
+	"repository-put": {
+		also: []string{"repository-get"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.EnsureRepository(ctx, "my_repository", elastic.Repository{Type: elastic.RepositoryFS, Location: "other"})
+		},
+	},
+	"snapshot-create": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+		},
+	},
+	"snapshot-create-exists": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+		},
+		err: "400 invalid_snapshot_name_exception",
+	},
+	"snapshot-get": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.Snapshot(ctx, "my_repository", "snapshot_2")
+		},
+		want: elastic.Snapshot{Name: "snapshot_2", UUID: "vdRctLCxSketdKb54xw67g", State: elastic.SnapshotSuccess,
+			Start: ms(1593093628850), End: ms(1593094752018)},
+	},
+	"snapshot-get-missing": {
+		args: map[string]string{"snapshot": "snapshot_3"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.Snapshot(ctx, "my_repository", "snapshot_3")
+		},
+		want: elastic.Snapshot{},
+		err:  "404 snapshot_missing_exception",
+	},
+	"snapshots-get-all": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Snapshots(ctx, "my_repository") },
+		want: []elastic.Snapshot{
+			{Name: "snapshot_1", UUID: "dKb54xw67gvdRctLCxSket", State: elastic.SnapshotSuccess, Start: ms(1593093628850), End: ms(1593094752018)},
+			{Name: "snapshot_2", UUID: "vdRctLCxSketdKb54xw67g", State: elastic.SnapshotSuccess, Start: ms(1593093628851), End: ms(1593094752019)},
+		},
+	},
+	"snapshot-status": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return c.SnapshotSize(ctx, "my_repository", "snapshot_2")
+		},
+		want: int64(6024),
+	},
+	"snapshot-delete": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.DeleteSnapshot(ctx, "my_repository", "snapshot_2")
+		},
+	},
+	// A missing snapshot is already deleted.
+	"snapshot-delete-missing": {
+		args: map[string]string{"snapshot": "snapshot_3"},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.DeleteSnapshot(ctx, "my_repository", "snapshot_3")
+		},
+	},
+	"restore": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+		},
+	},
+	"restore-open-index-exists": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+		},
+		err: "500 snapshot_restore_exception",
+	},
+}
+
+// TestContract runs, for each documented answer of Elasticsearch 7.17 (elastictest's
+// fixtures), the client's call that sends its request against a fake answering it: the
+// request must be the fixture's (method, path, query) and the result the case's. It fails on
+// a fixture without a case and on a case without a fixture.
+func TestContract(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range elastictest.Fixtures() {
+		seen[f.Name] = true
+		t.Run(f.Name, func(t *testing.T) {
+			tc, ok := contractCases[f.Name]
+			if !ok {
+				t.Fatalf("fixture %s has no case in contractCases", f.Name)
+			}
+			args := maps.Clone(contractArgs)
+			maps.Copy(args, tc.args)
+			srv := elastictest.NewServer(t)
+			for _, name := range append([]string{f.Name}, tc.also...) {
+				g := elastictest.MustFixture(name)
+				method, _, _ := strings.Cut(g.Request, " ")
+				srv.Reply(method, g.Path(args), g.Status, g.Body)
+			}
+			got, err := tc.call(context.Background(), newClient(t, srv))
+			if err := checkStatusError(err, tc.err); err != nil {
+				t.Fatal(err)
+			}
+			if tc.want != nil && !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("result %#v, want %#v", got, tc.want)
+			}
+			method, _, _ := strings.Cut(f.Request, " ")
+			sent := srv.RequestsTo(method, f.Path(args))
+			if len(sent) != 1 {
+				t.Fatalf("%d requests to %s %s, want 1", len(sent), method, f.Path(args))
+			}
+			if err := f.Matches(sent[0].Method, &url.URL{Path: sent[0].Path, RawQuery: sent[0].Query.Encode()}); err != nil {
+				t.Errorf("the request is not the fixture's: %v", err)
+			}
+		})
+	}
+	for name := range contractCases {
+		if !seen[name] {
+			t.Errorf("case %s has no fixture", name)
+		}
+	}
+}
+
+// checkStatusError returns why err is not what want ("" or "<code> <type>") describes.
+func checkStatusError(err error, want string) error {
+	if want == "" {
+		if err != nil {
+			return fmt.Errorf("unexpected error: %w", err)
+		}
+		return nil
+	}
+	var se *elastic.StatusError
+	if !errors.As(err, &se) || fmt.Sprintf("%d %s", se.Code, se.Type) != want {
+		return fmt.Errorf("error %v, want a *StatusError %s", err, want)
+	}
+	if se.Code == 404 && !elastic.IsNotFound(err) {
+		return fmt.Errorf("a 404 that IsNotFound does not match: %v", err)
+	}
+	return nil
+}
