@@ -22,6 +22,9 @@ import (
 //	GET            /_cat/indices[/<pattern>]
 //	POST           /<indices>/_close
 //	GET            /_cluster/health/<indices>
+//	GET            /_cluster/settings
+//	GET            /<indices>/_settings/<name>
+//	PUT            /<indices>/_settings
 //
 // Errors have Elasticsearch's shape, {"error":{"root_cause":[..],"type":..,"reason":..},
 // "status":..}.
@@ -155,6 +158,21 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 				return s.searchErrors(seg[0])
 			}
 			return s.searchCrawlers(seg[0])
+		}
+	case seg[0] == "_cluster" && len(seg) == 2 && seg[1] == "settings":
+		allowed = []string{http.MethodGet}
+		handle = func(*esState) (int, any) { return clusterSettings() }
+	case len(seg) == 3 && seg[1] == "_settings":
+		allowed = []string{http.MethodGet}
+		handle = func(s *esState) (int, any) { return s.getSettings(seg[0], seg[2]) }
+	case len(seg) == 2 && seg[1] == "_settings" && !strings.HasPrefix(seg[0], "_"):
+		allowed = []string{http.MethodPut}
+		body, err := readBody(r)
+		handle = func(s *esState) (int, any) {
+			if err != nil {
+				return errAnswer(badRequest(err))
+			}
+			return s.putSettings(seg[0], body)
 		}
 	case len(seg) == 2 && seg[1] == "_close" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPost}
@@ -396,9 +414,17 @@ func (s *esState) searchCrawlers(index string) (int, any) {
 		a := byName[name]
 		buckets = append(buckets, map[string]any{"key": name, "doc_count": a.n, "oldest": date(a.oldest), "newest": date(a.newest)})
 	}
+	return searchAnswer(len(ix.crawlers), buckets)
+}
+
+// searchAnswer is the answer of a search of size 0 on one index, matching total documents,
+// whose terms aggregation "crawlers" has buckets: the top level of Elasticsearch 7.17's
+// search answer (took, timed_out, _shards, hits; Search API) around the aggregation.
+func searchAnswer(total int, buckets []any) (int, any) {
 	return http.StatusOK, map[string]any{
 		"took": 1, "timed_out": false,
-		"hits": map[string]any{"total": map[string]any{"value": len(ix.crawlers), "relation": "eq"}, "max_score": nil, "hits": []any{}},
+		"_shards": map[string]int{"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+		"hits":    map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "max_score": nil, "hits": []any{}},
 		"aggregations": map[string]any{"crawlers": map[string]any{
 			"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
 		}},
@@ -445,9 +471,5 @@ func (s *esState) searchErrors(index string) (int, any) {
 			}},
 		})
 	}
-	return http.StatusOK, map[string]any{
-		"took": 1, "timed_out": false,
-		"hits":         map[string]any{"total": map[string]any{"value": len(ix.errors), "relation": "eq"}, "max_score": nil, "hits": []any{}},
-		"aggregations": map[string]any{"crawlers": map[string]any{"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets}},
-	}
+	return searchAnswer(len(ix.errors), buckets)
 }

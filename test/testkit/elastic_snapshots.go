@@ -19,7 +19,7 @@ func (s *esState) getRepositories(list string) (int, any) {
 	}
 	for _, name := range got {
 		r := s.repos[name]
-		out[name] = map[string]any{"type": r.typ, "settings": r.settings}
+		out[name] = map[string]any{"type": r.typ, "uuid": r.uuid, "settings": r.settings}
 	}
 	return http.StatusOK, out
 }
@@ -61,7 +61,13 @@ func (s *esState) putRepository(name string, body []byte) (int, any) {
 		return errAnswer(&esError{http.StatusInternalServerError, "repository_exception",
 			"[" + name + "] No bucket defined for s3 repository", nil})
 	}
-	s.repos[name] = fakeRepo{typ: req.Type, settings: settings}
+	// The repository's data, which holds its uuid, outlives a registration with other
+	// settings.
+	uuid := s.repos[name].uuid
+	if uuid == "" {
+		uuid = newUUID()
+	}
+	s.repos[name] = fakeRepo{uuid: uuid, typ: req.Type, settings: settings}
 	if s.verifyFailure != "" {
 		return errAnswer(&esError{http.StatusInternalServerError, "repository_verification_exception", s.verifyFailure, nil})
 	}
@@ -288,14 +294,16 @@ func (s *esState) snapshotStatus(repo, name string) (int, any) {
 	}
 	indices := map[string]any{}
 	for k, ix := range snap.Indices {
-		f, d, st := 0, 1, 0
+		f, d, st, stage := 0, 1, 0, "DONE"
 		switch {
 		case snap.State == SnapshotInProgress:
-			d, st = 0, 1
+			d, st, stage = 0, 1, "STARTED"
 		case k < failed:
-			f, d = 1, 0
+			f, d, stage = 1, 0, "FAILURE"
 		}
-		indices[ix] = map[string]any{"shards_stats": shardsStats(1, f, d, st), "stats": stats(1)}
+		// One shard per index, "0", with its stage (SnapshotIndexShardStage) and stats.
+		shards := map[string]any{"0": map[string]any{"stage": stage, "stats": stats(1)}}
+		indices[ix] = map[string]any{"shards_stats": shardsStats(1, f, d, st), "stats": stats(1), "shards": shards}
 	}
 	return http.StatusOK, map[string]any{"snapshots": []any{map[string]any{
 		"snapshot":             snap.Name,

@@ -115,9 +115,13 @@ type fakeIndex struct {
 	errors   []FakeCrawlerError
 	// recovering is set on an index restored while restores were held.
 	recovering bool
+	// readOnly is set while the index has the flood-stage block, index.blocks.read_only_allow_delete.
+	readOnly bool
 }
 
 type fakeRepo struct {
+	// uuid is the repository's id, which Elasticsearch keeps in the repository's data.
+	uuid     string
 	typ      string
 	settings map[string]string
 }
