@@ -38,6 +38,15 @@ func ms(n int64) time.Time { return time.UnixMilli(n).UTC() }
 
 func day(d int) time.Time { return time.Date(2022, 1, d, 0, 0, 0, 0, time.UTC) }
 
+// createSnapshot2 and restoreSnapshot2 take and restore snapshot_2 of index_1.
+func createSnapshot2(ctx context.Context, c elastic.Client) (any, error) {
+	return nil, c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+}
+
+func restoreSnapshot2(ctx context.Context, c elastic.Client) (any, error) {
+	return nil, c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
+}
+
 var docRepository = elastic.Repository{Type: elastic.RepositoryFS, Location: "my_backup_location"}
 
 // contractCases has one case per fixture, by fixture name.
@@ -145,17 +154,8 @@ var contractCases = map[string]contractCase{
 			return nil, c.EnsureRepository(ctx, "my_repository", elastic.Repository{Type: elastic.RepositoryFS, Location: "other"})
 		},
 	},
-	"snapshot-create": {
-		call: func(ctx context.Context, c elastic.Client) (any, error) {
-			return nil, c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
-		},
-	},
-	"snapshot-create-exists": {
-		call: func(ctx context.Context, c elastic.Client) (any, error) {
-			return nil, c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
-		},
-		err: "400 invalid_snapshot_name_exception",
-	},
+	"snapshot-create":        {call: createSnapshot2},
+	"snapshot-create-exists": {call: createSnapshot2, err: "400 invalid_snapshot_name_exception"},
 	"snapshot-get": {
 		call: func(ctx context.Context, c elastic.Client) (any, error) {
 			return c.Snapshot(ctx, "my_repository", "snapshot_2")
@@ -196,62 +196,40 @@ var contractCases = map[string]contractCase{
 			return nil, c.DeleteSnapshot(ctx, "my_repository", "snapshot_3")
 		},
 	},
-	"restore": {
-		call: func(ctx context.Context, c elastic.Client) (any, error) {
-			return nil, c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
-		},
-	},
-	"restore-open-index-exists": {
-		call: func(ctx context.Context, c elastic.Client) (any, error) {
-			return nil, c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
-		},
-		err: "500 snapshot_restore_exception",
-	},
+	"restore":                   {call: restoreSnapshot2},
+	"restore-open-index-exists": {call: restoreSnapshot2, err: "500 snapshot_restore_exception"},
 }
 
 // TestContract runs, for each documented answer of Elasticsearch 7.17 (elastictest's
 // fixtures), the client's call that sends its request against a fake answering it: the
-// request must be the fixture's (method, path, query) and the result the case's. It fails on
-// a fixture without a case and on a case without a fixture.
+// request must be the fixture's (method, path, query) and the result the case's. A fixture
+// without a case, or a case without a fixture, fails it (elastictest.RunContract).
 func TestContract(t *testing.T) {
-	seen := map[string]bool{}
-	for _, f := range elastictest.Fixtures() {
-		seen[f.Name] = true
-		t.Run(f.Name, func(t *testing.T) {
-			tc, ok := contractCases[f.Name]
-			if !ok {
-				t.Fatalf("fixture %s has no case in contractCases", f.Name)
-			}
-			args := maps.Clone(contractArgs)
-			maps.Copy(args, tc.args)
-			srv := elastictest.NewServer(t)
-			for _, name := range append([]string{f.Name}, tc.also...) {
-				g := elastictest.MustFixture(name)
-				method, _, _ := strings.Cut(g.Request, " ")
-				srv.Reply(method, g.Path(args), g.Status, g.Body)
-			}
-			got, err := tc.call(context.Background(), newClient(t, srv))
-			if err := checkStatusError(err, tc.err); err != nil {
-				t.Fatal(err)
-			}
-			if tc.want != nil && !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("result %#v, want %#v", got, tc.want)
-			}
-			method, _, _ := strings.Cut(f.Request, " ")
-			sent := srv.RequestsTo(method, f.Path(args))
-			if len(sent) != 1 {
-				t.Fatalf("%d requests to %s %s, want 1", len(sent), method, f.Path(args))
-			}
-			if err := f.Matches(sent[0].Method, &url.URL{Path: sent[0].Path, RawQuery: sent[0].Query.Encode()}); err != nil {
-				t.Errorf("the request is not the fixture's: %v", err)
-			}
-		})
-	}
-	for name := range contractCases {
-		if !seen[name] {
-			t.Errorf("case %s has no fixture", name)
+	elastictest.RunContract(t, contractCases, func(t *testing.T, f elastictest.Fixture, tc contractCase) {
+		args := maps.Clone(contractArgs)
+		maps.Copy(args, tc.args)
+		srv := elastictest.NewServer(t)
+		for _, name := range append([]string{f.Name}, tc.also...) {
+			g := elastictest.MustFixture(name)
+			method, _, _ := strings.Cut(g.Request, " ")
+			srv.Reply(method, g.Path(args), g.Status, g.Body)
 		}
-	}
+		got, err := tc.call(context.Background(), newClient(t, srv))
+		if err := checkStatusError(err, tc.err); err != nil {
+			t.Fatal(err)
+		}
+		if tc.want != nil && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("result %#v, want %#v", got, tc.want)
+		}
+		method, _, _ := strings.Cut(f.Request, " ")
+		sent := srv.RequestsTo(method, f.Path(args))
+		if len(sent) != 1 {
+			t.Fatalf("%d requests to %s %s, want 1", len(sent), method, f.Path(args))
+		}
+		if err := f.Matches(sent[0].Method, &url.URL{Path: sent[0].Path, RawQuery: sent[0].Query.Encode()}); err != nil {
+			t.Errorf("the request is not the fixture's: %v", err)
+		}
+	})
 }
 
 // checkStatusError returns why err is not what want ("" or "<code> <type>") describes.

@@ -113,6 +113,15 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 	restore := func(ctx context.Context, c elastic.Client) error {
 		return c.Restore(ctx, "my_repository", "snapshot_2", []string{"index_1"})
 	}
+	getSnapshot := func(name string) func(context.Context, elastic.Client) error {
+		return func(ctx context.Context, c elastic.Client) error {
+			_, err := c.Snapshot(ctx, "my_repository", name)
+			return err
+		}
+	}
+	deleteSnapshot := func(name string) func(context.Context, elastic.Client) error {
+		return func(ctx context.Context, c elastic.Client) error { return c.DeleteSnapshot(ctx, "my_repository", name) }
+	}
 	day := func(d int) time.Time { return time.Date(2022, 1, d, 0, 0, 0, 0, time.UTC) }
 	return map[string]fakeContractCase{
 		"cluster-health": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err }},
@@ -197,18 +206,10 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 			call: create,
 		},
 		"snapshot-get": {
-			setup: withSnapshots(t, snap2),
-			call: func(ctx context.Context, c elastic.Client) error {
-				_, err := c.Snapshot(ctx, "my_repository", "snapshot_2")
-				return err
-			},
+			setup: withSnapshots(t, snap2), call: getSnapshot("snapshot_2"),
 		},
 		"snapshot-get-missing": {
-			setup: withSnapshots(t, snap2),
-			call: func(ctx context.Context, c elastic.Client) error {
-				_, err := c.Snapshot(ctx, "my_repository", "snapshot_3")
-				return err
-			},
+			setup: withSnapshots(t, snap2), call: getSnapshot("snapshot_3"),
 		},
 		"snapshots-get-all": {
 			setup: withSnapshots(t, FakeSnapshot{Name: "snapshot_1", Start: time.UnixMilli(1593093628850)}, snap2),
@@ -225,16 +226,10 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 			},
 		},
 		"snapshot-delete": {
-			setup: withSnapshots(t, snap2),
-			call: func(ctx context.Context, c elastic.Client) error {
-				return c.DeleteSnapshot(ctx, "my_repository", "snapshot_2")
-			},
+			setup: withSnapshots(t, snap2), call: deleteSnapshot("snapshot_2"),
 		},
 		"snapshot-delete-missing": {
-			setup: withSnapshots(t, snap2),
-			call: func(ctx context.Context, c elastic.Client) error {
-				return c.DeleteSnapshot(ctx, "my_repository", "snapshot_3")
-			},
+			setup: withSnapshots(t, snap2), call: deleteSnapshot("snapshot_3"),
 		},
 		"restore": {setup: withSnapshots(t, index1), call: restore},
 		"restore-open-index-exists": {
@@ -250,52 +245,38 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 // TestFakeElasticContract checks the fake Elasticsearch against Elasticsearch 7.17's
 // documented answers (elastictest's fixtures): put in the state a fixture describes, it
 // answers the operator's request with the fixture's status and a body of the fixture's JSON
-// shape (elastictest.SameShape). It fails on a fixture without a case.
+// shape (elastictest.SameShape). A fixture without a case fails it (elastictest.RunContract).
 func TestFakeElasticContract(t *testing.T) {
-	cases := fakeContractCases(t)
-	seen := map[string]bool{}
-	for _, fx := range elastictest.Fixtures() {
-		seen[fx.Name] = true
-		t.Run(fx.Name, func(t *testing.T) {
-			tc, ok := cases[fx.Name]
-			if !ok {
-				t.Fatalf("fixture %s has no case in fakeContractCases", fx.Name)
-			}
-			f := startFake(t)
-			base := f.Transport()
-			t.Cleanup(base.CloseIdleConnections)
-			rec := &recordingTransport{base: base}
-			c, err := elastic.New("http://m-elastic.ns.svc:9200", rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.setup != nil {
-				tc.setup(f, c)
-			}
-			rec.reset()
-			_ = tc.call(t.Context(), c)
-			var got *exchange
-			var sent []string
-			for _, e := range rec.reset() {
-				sent = append(sent, e.req.Method+" "+e.req.URL.RequestURI())
-				if got == nil && fx.Matches(e.req.Method, e.req.URL) == nil {
-					got = &e
-				}
-			}
-			if got == nil {
-				t.Fatalf("the call sent %q, none the fixture's %s?%s", sent, fx.Request, fx.Query)
-			}
-			if got.status != fx.Status {
-				t.Errorf("status %d, want %d; body %s", got.status, fx.Status, got.body)
-			}
-			if err := elastictest.SameShape([]byte(fx.Body), got.body, tc.optional...); err != nil {
-				t.Errorf("the fake's answer is not of the documented shape: %v\n%s", err, got.body)
-			}
-		})
-	}
-	for name := range cases {
-		if !seen[name] {
-			t.Errorf("case %s has no fixture", name)
+	elastictest.RunContract(t, fakeContractCases(t), func(t *testing.T, fx elastictest.Fixture, tc fakeContractCase) {
+		f := startFake(t)
+		base := f.Transport()
+		t.Cleanup(base.CloseIdleConnections)
+		rec := &recordingTransport{base: base}
+		c, err := elastic.New("http://m-elastic.ns.svc:9200", rec)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		if tc.setup != nil {
+			tc.setup(f, c)
+		}
+		rec.reset()
+		_ = tc.call(t.Context(), c)
+		var got *exchange
+		var sent []string
+		for _, e := range rec.reset() {
+			sent = append(sent, e.req.Method+" "+e.req.URL.RequestURI())
+			if got == nil && fx.Matches(e.req.Method, e.req.URL) == nil {
+				got = &e
+			}
+		}
+		if got == nil {
+			t.Fatalf("the call sent %q, none the fixture's %s?%s", sent, fx.Request, fx.Query)
+		}
+		if got.status != fx.Status {
+			t.Errorf("status %d, want %d; body %s", got.status, fx.Status, got.body)
+		}
+		if err := elastictest.SameShape([]byte(fx.Body), got.body, tc.optional...); err != nil {
+			t.Errorf("the fake's answer is not of the documented shape: %v\n%s", err, got.body)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"testing"
 
 	"sigs.k8s.io/yaml"
 )
@@ -63,6 +64,30 @@ func loadFixtures(fsys fs.FS) (map[string]Fixture, error) {
 		out[f.Name] = f
 	}
 	return out, nil
+}
+
+// RunContract runs check as a subtest named after each fixture, with the case cases holds
+// under the fixture's name, and fails t on a fixture without a case and on a case without a
+// fixture: a test of every documented answer misses none, and a new fixture comes with its
+// cases.
+func RunContract[C any](t *testing.T, cases map[string]C, check func(t *testing.T, f Fixture, c C)) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, f := range Fixtures() {
+		seen[f.Name] = true
+		t.Run(f.Name, func(t *testing.T) {
+			c, ok := cases[f.Name]
+			if !ok {
+				t.Fatalf("fixture %s has no case", f.Name)
+			}
+			check(t, f, c)
+		})
+	}
+	for name := range cases {
+		if !seen[name] {
+			t.Errorf("case %s has no fixture", name)
+		}
+	}
 }
 
 // Fixtures returns every fixture, sorted by name. It panics when a fixture file does not
@@ -172,23 +197,11 @@ func decodeJSON(b []byte, v *any) error {
 	return nil
 }
 
-// jsonType names the JSON type of a value decoded with UseNumber.
-func jsonType(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case bool:
-		return "boolean"
-	case json.Number:
-		return "number"
-	case string:
-		return "string"
-	case []any:
-		return "array"
-	default:
-		return "object"
-	}
-}
+// jsonTypes name the JSON types by the Go types a value decoded with UseNumber has.
+var jsonTypes = map[string]string{"<nil>": "null", "bool": "boolean", "json.Number": "number", "string": "string",
+	"[]interface {}": "array", "map[string]interface {}": "object"}
+
+func jsonType(v any) string { return jsonTypes[fmt.Sprintf("%T", v)] }
 
 func sameShape(at string, want, got any, optional map[string]bool) error {
 	where := at
