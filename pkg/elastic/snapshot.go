@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v7/esapi"
@@ -395,9 +396,13 @@ func (c *client) DeleteSnapshot(ctx context.Context, repo, name string) error {
 // Restore starts restoring indices from snapshot name of repo with POST
 // _snapshot/<repo>/<name>/_restore?wait_for_completion=false, body {"indices": [...],
 // "include_global_state": false}, and returns once Elasticsearch accepted it; follow it with
-// RestoreDone. Each index must not exist or be closed (CloseIndices): Elasticsearch refuses
-// to restore over an open index with 500 snapshot_restore_exception. A snapshot written by a
-// newer Elasticsearch cannot be restored.
+// RestoreDone. Indices are concrete names: a concrete name restores that index only, never a
+// data stream or its hidden backing indices, which a wildcard such as "*" brings along
+// (elastic/elasticsearch RestoreService.startRestore: requested names are matched against
+// the snapshot's data streams first, whose backing indices are then added). Each index must
+// not exist or be closed (CloseIndices): Elasticsearch refuses the whole restore over an
+// open index with 500 snapshot_restore_exception (see RefusedOpenIndex). A snapshot written
+// by a newer Elasticsearch cannot be restored.
 func (c *client) Restore(ctx context.Context, repo, name string, indices []string) error {
 	return c.start(ctx, "restoring snapshot", repo, name, indices, "POST _snapshot/"+repo+"/"+name+"/_restore",
 		"_snapshot/<repository>/<snapshot>/_restore", func(body io.Reader) request {
@@ -410,4 +415,37 @@ func checkSnapshot(repo, name string) error {
 		return err
 	}
 	return checkName("snapshot", name)
+}
+
+// refusedOpenPrefix and refusedOpenSuffix enclose the index name in the reason Elasticsearch
+// 7.17 refuses a restore over an open index with: "[<repo>:<snapshot>/<uuid>] cannot restore
+// index [<index>] because an open index with same name already exists in the cluster. Either
+// close or delete the existing index or restore the index under a different name by providing
+// a rename pattern and replacement name" (elastic/elasticsearch RestoreService,
+// RestoreSnapshotStateTask.validateExistingClosedIndex; the [<repo>:<snapshot>/<uuid>] prefix
+// is SnapshotException's).
+const (
+	refusedOpenPrefix = "cannot restore index ["
+	refusedOpenSuffix = "] because an open index with same name already exists"
+)
+
+// RefusedOpenIndex returns the index a restore was refused for because an open index of that
+// name exists, and true, when err is that refusal: 500 snapshot_restore_exception whose
+// reason names the index (see refusedOpenPrefix). Elasticsearch stops at the first such index,
+// so the refusal names one index whatever the others are. For any other error it returns ""
+// and false.
+func RefusedOpenIndex(err error) (string, bool) {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Type != "snapshot_restore_exception" {
+		return "", false
+	}
+	_, rest, ok := strings.Cut(se.Reason, refusedOpenPrefix)
+	if !ok {
+		return "", false
+	}
+	index, _, ok := strings.Cut(rest, refusedOpenSuffix)
+	if !ok || index == "" {
+		return "", false
+	}
+	return index, true
 }

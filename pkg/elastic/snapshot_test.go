@@ -337,3 +337,36 @@ func TestRestore(t *testing.T) {
 		return c.Restore(ctx, "backups", "monocle-2024.01.01", []string{"monocle.config", "monocle.changes.1.demo"})
 	}, checkStartRequest)
 }
+
+// refusedBody is Elasticsearch's answer to a restore over an open index, as a 7.16.0 node sent
+// it (RestoreService.validateExistingClosedIndex), the index here a data stream's hidden
+// backing index.
+const refusedBody = `{"error":{"root_cause":[{"type":"snapshot_restore_exception","reason":"[netology_backup:neto_snap_2021.12.16/pReOiBzOR0q8y_lGXJcdng] cannot restore index [.ds-ilm-history-5-2021.12.16-000001] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"}],"type":"snapshot_restore_exception","reason":"[netology_backup:neto_snap_2021.12.16/pReOiBzOR0q8y_lGXJcdng] cannot restore index [.ds-ilm-history-5-2021.12.16-000001] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"},"status":500}`
+
+func TestRefusedOpenIndex(t *testing.T) {
+	tests := map[string]struct {
+		reply reply
+		index string
+		ok    bool
+	}{
+		"open index in the way":   {reply: reply{500, refusedBody}, index: ".ds-ilm-history-5-2021.12.16-000001", ok: true},
+		"snapshot does not exist": {reply: reply{500, `{"error":{"type":"snapshot_restore_exception","reason":"[netology_backup:nope] snapshot does not exist"},"status":500}`}},
+		"another type, same text": {reply: reply{500, strings.ReplaceAll(refusedBody, "snapshot_restore_exception", "exception")}},
+		"no index name":           {reply: reply{500, strings.ReplaceAll(refusedBody, ".ds-ilm-history-5-2021.12.16-000001", "")}},
+		"index missing":           {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [x]"},"status":404}`}},
+		"accepted":                {reply: reply{200, `{"accepted":true}`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, c := serve(t, "POST", "/_snapshot/netology_backup/neto_snap_2021.12.16/_restore", tc.reply)
+			err := c.Restore(context.Background(), "netology_backup", "neto_snap_2021.12.16", []string{"monocle.config"})
+			index, ok := elastic.RefusedOpenIndex(err)
+			if index != tc.index || ok != tc.ok {
+				t.Errorf("RefusedOpenIndex(%v) = %q, %v; want %q, %v", err, index, ok, tc.index, tc.ok)
+			}
+		})
+	}
+	if index, ok := elastic.RefusedOpenIndex(errors.New("cannot restore index [x] because an open index with same name already exists")); ok {
+		t.Errorf("RefusedOpenIndex of an error that is not Elasticsearch's = %q, true", index)
+	}
+}

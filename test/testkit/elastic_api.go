@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 //	GET            /_snapshot/<repo>/<snapshot>/_status
 //	POST           /_snapshot/<repo>/<snapshot>/_restore
 //	GET            /_cat/indices[/<pattern>]
+//	GET            /_cat/shards/<indices>
 //	POST           /<indices>/_close
 //	GET            /_cluster/health/<indices>
 //	GET            /_cluster/settings
@@ -134,7 +136,12 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		if len(seg) == 3 {
 			pattern = seg[2]
 		}
-		handle = func(s *esState) (int, any) { return s.catIndices(pattern) }
+		expand := r.URL.Query().Get("expand_wildcards")
+		handle = func(s *esState) (int, any) { return s.catIndices(pattern, expand) }
+	case seg[0] == "_cat" && len(seg) == 3 && seg[1] == "shards":
+		allowed = []string{http.MethodGet}
+		columns := names(r.URL.Query().Get("h"))
+		handle = func(s *esState) (int, any) { return s.catShards(seg[2], columns) }
 	case seg[0] == "_cluster" && len(seg) == 3 && seg[1] == "health":
 		allowed = []string{http.MethodGet}
 		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
@@ -237,9 +244,9 @@ func matches(n, name string) bool {
 
 // resolve returns, sorted and without duplicates, the names of all that the names or
 // patterns of list match; expand, when not nil, limits what a pattern matches (Elasticsearch
-// expands wildcards to open indices only in some APIs). A concrete name that all lacks is
-// returned as missing.
-func resolve(list []string, all []string, expand func(string) bool) (out []string, missing string) {
+// expands wildcards to open indices only in some APIs, and to hidden ones only when asked:
+// see esState.expand). A concrete name that all lacks is returned as missing.
+func resolve(list []string, all []string, expand func(pattern, name string) bool) (out []string, missing string) {
 	have := map[string]bool{}
 	for _, n := range all {
 		have[n] = true
@@ -254,7 +261,7 @@ func resolve(list []string, all []string, expand func(string) bool) (out []strin
 			continue
 		}
 		for _, name := range all {
-			if matches(n, name) && (expand == nil || expand(name)) {
+			if matches(n, name) && (expand == nil || expand(n, name)) {
 				seen[name] = true
 			}
 		}
@@ -275,27 +282,47 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// isOpen reports whether index name is open.
-func (s *esState) isOpen(name string) bool { return s.indices[name] != nil && s.indices[name].open }
+// expand returns what a wildcard of an index API matches under expand_wildcards states, a
+// comma-separated list of open, closed, hidden, all or none (Elasticsearch 7.17 reference,
+// Multi-target syntax): an open or a closed index as its state is listed, and a hidden index
+// (index.hidden) only with hidden or all, or when the pattern starts with a dot (as
+// elastic/elasticsearch IndexNameExpressionResolver expands wildcards). A concrete name is
+// never filtered.
+func (s *esState) expand(states string) func(pattern, name string) bool {
+	want := map[string]bool{}
+	for _, st := range names(states) {
+		if st == "all" {
+			want["open"], want["closed"], want["hidden"] = true, true, true
+		}
+		want[st] = true
+	}
+	return func(pattern, name string) bool {
+		ix := s.indices[name]
+		if ix == nil || (ix.hidden && !want["hidden"] && !strings.HasPrefix(pattern, ".")) {
+			return false
+		}
+		return (ix.open && want["open"]) || (!ix.open && want["closed"])
+	}
+}
 
-// catIndices answers GET _cat/indices/<pattern>?format=json&bytes=b. Each index has one
-// primary and one replica, so a single node shows it yellow. As in Elasticsearch 7.17, where
-// a closed index keeps its shards allocated (replicated closed indices, 7.2), a closed index
-// has its health and shard counts but null document counts and sizes.
-func (s *esState) catIndices(pattern string) (int, any) {
-	got, missing := resolve(names(pattern), keys(s.indices), nil)
+// catIndices answers GET _cat/indices/<pattern>?format=json&bytes=b[&expand_wildcards=..].
+// A wildcard matches open and closed indices, hidden ones only with expand_wildcards hidden
+// or all (Elasticsearch 7.17 reference, cat indices API: expand_wildcards; RestIndicesAction
+// reads it over the default IndicesOptions.strictExpand). Each index has one primary and one
+// replica, so a single node shows it yellow, also while its primary is restored (see
+// indicesHealth). As in Elasticsearch 7.17, where a closed index keeps its shards allocated
+// (replicated closed indices, 7.2), a closed index has its health and shard counts but null
+// document counts and sizes.
+func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
+	got, missing := resolve(names(pattern), keys(s.indices), s.expand(cmp.Or(expandWildcards, "open,closed")))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
 	rows := []map[string]any{}
 	for _, name := range got {
 		ix := s.indices[name]
-		health := "yellow"
-		if ix.recovering {
-			health = "red"
-		}
 		row := map[string]any{
-			"health": health, "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
+			"health": "yellow", "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
 			"docs.count": nil, "docs.deleted": nil, "store.size": nil, "pri.store.size": nil,
 		}
 		if !ix.open {
@@ -310,9 +337,54 @@ func (s *esState) catIndices(pattern string) (int, any) {
 	return http.StatusOK, rows
 }
 
-// closeIndices answers POST <indices>/_close.
+// catShards answers GET _cat/shards/<indices>?format=json[&h=..] (Elasticsearch 7.17
+// reference, cat shards API): per index a primary, STARTED, or INITIALIZING while its
+// restore is held, and a replica a single node leaves UNASSIGNED, with the columns h names
+// (all of index, shard, prirep, state, docs, store, ip and node without h), every cell a
+// string or null. A missing concrete index is 404; a closed one is 400
+// index_closed_exception, from the indices stats request _cat/shards makes with the default
+// options of a broadcast request, which forbid closed indices (elastic/elasticsearch
+// RestShardsAction; IndicesOptions.strictExpandOpenAndForbidClosed). A wildcard matches
+// open, visible indices.
+func (s *esState) catShards(list string, columns []string) (int, any) {
+	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
+	if missing != "" {
+		return errAnswer(indexNotFound(missing))
+	}
+	if len(columns) == 0 {
+		columns = []string{"index", "shard", "prirep", "state", "docs", "store", "ip", "node"}
+	}
+	rows := []map[string]any{}
+	for _, name := range got {
+		ix := s.indices[name]
+		if !ix.open {
+			return errAnswer(&esError{http.StatusBadRequest, "index_closed_exception", "closed",
+				map[string]string{"index_uuid": ix.uuid, "index": name}})
+		}
+		state := "STARTED"
+		if ix.recovering {
+			state = "INITIALIZING"
+		}
+		size := strconv.FormatInt(fakeStoreBytesBase+fakeStoreBytesPerDoc*ix.docs, 10)
+		primary := map[string]any{"index": name, "shard": "0", "prirep": "p", "state": state,
+			"docs": strconv.FormatInt(ix.docs, 10), "store": size, "ip": "127.0.0.1", "node": "fake-elastic-0"}
+		replica := map[string]any{"index": name, "shard": "0", "prirep": "r", "state": "UNASSIGNED"}
+		for _, full := range []map[string]any{primary, replica} {
+			row := map[string]any{}
+			for _, c := range columns {
+				row[c] = full[c]
+			}
+			rows = append(rows, row)
+		}
+	}
+	return http.StatusOK, rows
+}
+
+// closeIndices answers POST <indices>/_close: a wildcard matches open, visible indices (the
+// close index API's default expand_wildcards, open); a concrete name closes the index,
+// hidden or already closed.
 func (s *esState) closeIndices(list string) (int, any) {
-	got, missing := resolve(names(list), keys(s.indices), s.isOpen)
+	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
@@ -345,9 +417,11 @@ type fakeHealth struct {
 
 // indicesHealth answers GET _cluster/health/<indices>?timeout=..: with an index missing,
 // 408 with timed_out true and status red, as Elasticsearch 7.17 answers once the timeout
-// passes; else 200, yellow (each index's replica unassigned on a single node), or red with
-// an initializing primary per index whose restore is held. A closed index counts as its
-// open self: since 7.2 its shards stay allocated.
+// passes; else 200 and yellow: each index's replica is unassigned on a single node, and a
+// primary restored from a snapshot, initializing while restores are held, is yellow too, not
+// red (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth: an inactive
+// primary recovering from a snapshot with no failed allocation is YELLOW). A closed index
+// counts as its open self: since 7.2 its shards stay allocated.
 func (s *esState) indicesHealth(list string) (int, any) {
 	h := fakeHealth{ClusterName: "docker-cluster", NumberOfNodes: 1, NumberOfDataNodes: 1}
 	got, missing := resolve(names(list), keys(s.indices), nil)
@@ -360,7 +434,7 @@ func (s *esState) indicesHealth(list string) (int, any) {
 		h.UnassignedShards++
 		if s.indices[name].recovering {
 			h.InitializingShards++
-			h.Status = "red"
+			h.Status = "yellow"
 			continue
 		}
 		h.ActivePrimaryShards++

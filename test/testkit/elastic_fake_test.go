@@ -288,7 +288,7 @@ func TestFakeElasticRestore(t *testing.T) {
 		t.Errorf("RestoreDone once released = %v, %v; want true", done, err)
 	}
 	if done, err := c.RestoreDone(ctx, []string{"monocle.config", "monocle.changes.1.gone"}); err != nil || done {
-		t.Errorf("RestoreDone with a missing index = %v, %v; want false without error (408)", done, err)
+		t.Errorf("RestoreDone with a missing index = %v, %v; want false without error (404 from _cat/indices)", done, err)
 	}
 	rows, err = c.Indices(ctx, "monocle.changes.*")
 	if err != nil {

@@ -125,7 +125,7 @@ func (s *esState) createSnapshot(repo, name string, body []byte) (int, any) {
 	if len(list) == 0 {
 		list = []string{"_all"}
 	}
-	indices, missing := resolve(list, keys(s.indices), s.isOpen)
+	indices, missing := resolve(list, keys(s.indices), s.expand("open"))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}

@@ -31,6 +31,8 @@ type FakeIndex struct {
 	Open bool
 	// Docs is its document count (docs.count of GET _cat/indices, null there while closed).
 	Docs int64
+	// Hidden is true for a hidden index (SetHidden).
+	Hidden bool
 }
 
 // FakeSnapshot is a snapshot of a fake Elasticsearch, as Snapshots reports it and
@@ -109,6 +111,8 @@ type fakeIndex struct {
 	uuid string
 	open bool
 	docs int64
+	// hidden is index.hidden: a wildcard matches the index only when asked to (esState.expand).
+	hidden bool
 	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
 	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
@@ -178,6 +182,19 @@ func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64
 	})
 }
 
+// SetHidden makes an index of the Elasticsearch of Monocle monocle in namespace hidden
+// (index.hidden: true), creating it, open, when it does not exist: as in Elasticsearch 7.17,
+// a wildcard then matches it only with expand_wildcards hidden or all, or when the pattern
+// starts with a dot, while its name still reaches it. Data streams' backing indices
+// (.ds-<data-stream>-<yyyy.MM.dd>-<generation>) are hidden indices, such as the
+// .ds-ilm-history-5-* of the ilm-history-5 data stream that Elasticsearch 7.17 creates by
+// itself.
+func (f *FakeElasticsearch) SetHidden(namespace, monocle, index string) {
+	f.with(namespace, monocle, func(s *esState) {
+		s.index(index).hidden = true
+	})
+}
+
 // FakeCrawlerEntity is one crawler metadata document of a workspace index, as Monocle 1.11.2
 // keeps them: {"crawler_metadata": {"crawler_name", "crawler_type", "crawler_type_value",
 // "last_commit_at"}} (src/Monocle/Backend/Documents.hs, ECrawlerMetadataObject).
@@ -221,7 +238,7 @@ func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
 	var out []FakeIndex
 	f.with(namespace, monocle, func(s *esState) {
 		for name, ix := range s.indices {
-			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs})
+			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -332,9 +349,11 @@ func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reaso
 }
 
 // HoldRestores, with hold true, keeps the restores the Elasticsearch of Monocle monocle in
-// namespace accepts from then on in progress: GET _cluster/health/<indices> naming one of
-// their indices answers status red with an initializing shard (elastic.Client.RestoreDone
-// false). With hold false, every held restore finishes and later ones finish at once.
+// namespace accepts from then on in progress: their indices' primaries stay INITIALIZING in
+// GET _cat/shards (elastic.Client.RestoreDone false), and GET _cluster/health/<indices>
+// naming one of them answers yellow with an initializing shard, as Elasticsearch 7.17 reports
+// a primary restored from a snapshot. With hold false, every held restore finishes and later
+// ones finish at once.
 func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
 	f.with(namespace, monocle, func(s *esState) {
 		s.hold = hold
