@@ -32,7 +32,7 @@ func clusterSettings() (int, any) {
 // open index of list that has it; indices without it are left out (GetSettingsResponse).
 // Wildcards and _all expand to open indices (strictExpandOpen).
 func (s *esState) getSettings(list, name string) (int, any) {
-	got, missing := resolve(names(list), keys(s.indices), s.isOpen)
+	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
