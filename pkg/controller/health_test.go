@@ -41,6 +41,8 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	// The API's health, asked through its Service, reaches the same fake (DialAddress).
 	srv.Reply("GET", "/health", 200, `"ok"`)
 	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
+	srv.Reply("GET", "/_cluster/settings", 200, `{"persistent":{},"transient":{},"defaults":{"cluster.routing.allocation.disk.watermark.low":"85%",`+
+		`"cluster.routing.allocation.disk.watermark.high":"90%","cluster.routing.allocation.disk.watermark.flood_stage":"95%"}}`)
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects

@@ -57,8 +57,9 @@ type Client interface {
 	EnsureRepository(ctx context.Context, name string, repo Repository) error
 	// CreateSnapshot starts a snapshot of indices without waiting for it to finish.
 	CreateSnapshot(ctx context.Context, repo, name string, indices []string) error
-	// Snapshots lists the snapshots of a repository, oldest first.
-	Snapshots(ctx context.Context, repo string) ([]Snapshot, error)
+	// Snapshots lists the snapshots of a repository it can read, oldest first, and the
+	// names of those it cannot read.
+	Snapshots(ctx context.Context, repo string) ([]Snapshot, []string, error)
 	// Snapshot describes one snapshot; ErrNotFound when it does not exist.
 	Snapshot(ctx context.Context, repo, name string) (Snapshot, error)
 	// SnapshotSize gives the bytes a snapshot references in its repository.

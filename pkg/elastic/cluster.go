@@ -279,17 +279,25 @@ func (c *client) DiskUsage(ctx context.Context) (Disk, error) {
 const readOnlySetting = "index.blocks.read_only_allow_delete"
 
 // ReadOnlyIndices returns, sorted, the indices whose index.blocks.read_only_allow_delete is
-// true, from GET _all/_settings/index.blocks.read_only_allow_delete?flat_settings=true
-// (Elasticsearch 7.17 reference, Get index settings API).
+// true, hidden and closed ones included, from GET
+// _all/_settings/index.blocks.read_only_allow_delete?expand_wildcards=all&flat_settings=true
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/indices-get-settings.html).
+// Without expand_wildcards, the REST layer resolves _all with IndicesOptions.strictExpandOpen
+// (elastic/elasticsearch v7.17 RestGetSettingsAction.prepareRequest, whatever the page says
+// of the default), that is to the visible open indices only, and a block on a hidden index
+// (.kibana_*, a data stream's .ds-*) goes unseen; expand_wildcards=all expands to "open and
+// closed indices, including hidden indices". Indices without the setting are left out of the
+// answer (GetSettingsResponse.toXContent), so a cluster without a block answers {}.
 func (c *client) ReadOnlyIndices(ctx context.Context) ([]string, error) {
 	const what = "_all/_settings"
 	var byIndex map[string]struct {
 		Settings map[string]json.RawMessage `json:"settings"`
 	}
 	req := esapi.IndicesGetSettingsRequest{
-		Index:        []string{"_all"},
-		Name:         []string{readOnlySetting},
-		FlatSettings: ptr(true),
+		Index:           []string{"_all"},
+		Name:            []string{readOnlySetting},
+		ExpandWildcards: "all",
+		FlatSettings:    ptr(true),
 	}
 	if err := c.callJSON(ctx, "GET _all/_settings/"+readOnlySetting, what, req, &byIndex); err != nil {
 		return nil, err

@@ -213,9 +213,17 @@ func TestReadOnlyIndices(t *testing.T) {
 		"garbage":      {reply: reply{200, `[]`}, wantErr: "decoding _all/_settings"},
 		"null":         {reply: reply{200, `null`}, wantErr: "decoding _all/_settings"},
 		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+		// A flood-stage block on a data stream's hidden backing index, listed with
+		// expand_wildcards=all only (GetSettingsResponse.toXContent leaves out the indices
+		// without the setting).
+		"hidden index": {
+			reply: reply{200, `{".ds-ilm-history-5-2021.12.16-000001":{"settings":{"index.blocks.read_only_allow_delete":"true"}}}`},
+			want:  []string{".ds-ilm-history-5-2021.12.16-000001"},
+		},
 	}, elastic.Client.ReadOnlyIndices, func(t *testing.T, r elastictest.Request) {
-		if q := r.Query; q.Get("flat_settings") != "true" {
-			t.Errorf("query %v, want flat_settings=true", q)
+		// _all alone is the visible open indices (RestGetSettingsAction: strictExpandOpen).
+		if q := r.Query; q.Get("flat_settings") != "true" || q.Get("expand_wildcards") != "all" {
+			t.Errorf("query %v, want flat_settings=true and expand_wildcards=all", q)
 		}
 	})
 }

@@ -106,7 +106,7 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete}
 		switch r.Method {
 		case http.MethodGet:
-			handle = func(s *esState) (int, any) { return s.getSnapshots(seg[1], seg[2]) }
+			handle = func(s *esState) (int, any) { return s.getSnapshots(seg[1], seg[2], r.URL.Query()) }
 		case http.MethodDelete:
 			handle = func(s *esState) (int, any) { return s.deleteSnapshot(seg[1], seg[2]) }
 		default:

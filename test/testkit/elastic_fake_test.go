@@ -77,7 +77,7 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	c, tr := fakeClient(t, f, "ns", "m")
 	f.SetIndices("ns", "m", "monocle.config", "monocle.changes.1.ws")
 
-	if _, err := c.Snapshots(ctx, "backups"); !elastic.IsNotFound(err) {
+	if _, _, err := c.Snapshots(ctx, "backups"); !elastic.IsNotFound(err) {
 		t.Fatalf("listing snapshots of an unregistered repository: %v, want not found", err)
 	}
 	wantStatus(t, "snapshot into an unregistered repository",
@@ -135,9 +135,12 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	if s1.Start.Before(before) || s1.End.Before(s1.Start) || time.Since(s1.End) > time.Minute {
 		t.Errorf("snapshot s1 ran from %v to %v, want both after %v", s1.Start, s1.End, before)
 	}
-	list, err := c.Snapshots(ctx, "backups")
+	list, unreadable, err := c.Snapshots(ctx, "backups")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(unreadable) != 0 {
+		t.Errorf("unreadable snapshots %v, want none", unreadable)
 	}
 	if len(list) != 2 || list[0].Name != "s1" || list[1].Name != "s2" {
 		t.Errorf("snapshots = %+v, want s1 then s2", list)
@@ -167,7 +170,7 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	if n := tr.count("DELETE /_snapshot/backups/s1"); n != 2 {
 		t.Errorf("sent %d DELETEs, want 2", n)
 	}
-	if list, _ := c.Snapshots(ctx, "backups"); len(list) != 1 || list[0].Name != "s2" {
+	if list, _, _ := c.Snapshots(ctx, "backups"); len(list) != 1 || list[0].Name != "s2" {
 		t.Errorf("snapshots after deleting s1 = %+v, want s2", list)
 	}
 }
@@ -359,23 +362,23 @@ func TestFakeElasticSeparateElasticsearches(t *testing.T) {
 	if _, _, ok := f.Repository("ns2", "m", "shared"); ok {
 		t.Error("a repository registered in ns1/m shows in ns2/m")
 	}
-	if _, err := b.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
+	if _, _, err := b.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
 		t.Errorf("ns2/m lists an unregistered repository: %v", err)
 	}
-	if _, err := other.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
+	if _, _, err := other.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
 		t.Errorf("ns1/n lists ns1/m's repository: %v", err)
 	}
 	if err := b.EnsureRepository(ctx, "shared", fsRepo); err != nil {
 		t.Fatal(err)
 	}
-	list, err := b.Snapshots(ctx, "shared")
+	list, _, err := b.Snapshots(ctx, "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].Name != "theirs" || list[0].State != elastic.SnapshotSuccess {
 		t.Errorf("ns2/m snapshots = %+v, want only the seeded one", list)
 	}
-	if list, err := a.Snapshots(ctx, "shared"); err != nil || len(list) != 1 || list[0].Name != "mine" {
+	if list, _, err := a.Snapshots(ctx, "shared"); err != nil || len(list) != 1 || list[0].Name != "mine" {
 		t.Errorf("ns1/m snapshots = %+v, %v; want only its own", list, err)
 	}
 

@@ -55,7 +55,20 @@ type FakeSnapshot struct {
 	// Docs are the document counts of its indices when it was taken: a restore gives each
 	// restored index its count from here (0 when absent).
 	Docs map[string]int64
+	// Unreadable, when set, makes its metadata blob (snap-<uuid>.dat) unreadable:
+	// SnapshotCorrupt or SnapshotBlobMissing. The repository data still lists it
+	// (GET _snapshot/<repo>/_all?verbose=false), but a verbose GET that selects it fails
+	// whole unless ignore_unavailable=true, which leaves it out, as in Elasticsearch 7.17.
+	// A running snapshot is read from the cluster state, so this applies once it ended.
+	Unreadable string
 }
+
+// Values of FakeSnapshot.Unreadable: a damaged blob (500 snapshot_exception) or a missing
+// one (404 snapshot_missing_exception).
+const (
+	SnapshotCorrupt     = "corrupt"
+	SnapshotBlobMissing = "missing"
+)
 
 // Sizes the fake reports, in bytes: an index's store.size in GET _cat/indices is
 // fakeStoreBytesPerDoc per document plus fakeStoreBytesBase, and a snapshot's

@@ -801,8 +801,9 @@ type ElasticsearchHealth struct {
 	// +optional
 	IndicesSize *resource.Quantity `json:"indicesSize,omitempty"`
 	// ReadOnlyIndices are the indices Elasticsearch made read-only at its flood-stage
-	// watermark (index.blocks.read_only_allow_delete), read when the volume is more than
-	// DiskPressurePercent full: Monocle drops what it crawls into them.
+	// watermark (index.blocks.read_only_allow_delete), hidden ones included, read when the
+	// disk is past any of its disk watermarks in force (more than DiskPressurePercent full
+	// when they cannot be read): Monocle drops what it crawls into them.
 	// +optional
 	// +listType=atomic
 	ReadOnlyIndices []string `json:"readOnlyIndices,omitempty"`
