@@ -45,18 +45,13 @@ func TestCrawlerProgress(t *testing.T) {
 	if read == nil || errs == nil {
 		t.Fatal("the read failed")
 	}
-	cfg, err := monocleconfig.Parse(`workspaces:
-  - name: demo
-    crawlers:
-      - {name: gh, update_since: "2024-01-01", provider: {github_organization: a}}
-      - {name: gitlab, update_since: "2024-01-01", provider: {gitlab_organization: x}}
-  - name: new
-    crawlers:
-      - {name: gerrit, update_since: "2024-01-01", provider: {gerrit_url: "https://review.example.com", gerrit_repositories: [z]}}
-`)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := &monocleconfig.Config{Workspaces: []monocleconfig.Workspace{
+		{Name: "demo", Crawlers: []monocleconfig.Crawler{
+			{Name: "gh", Provider: monocleconfig.ProviderGitHub, Entities: monocleconfig.Entities{Organization: "a"}},
+			{Name: "gitlab", Provider: monocleconfig.ProviderGitLab, Entities: monocleconfig.Entities{Organization: "x"}},
+		}},
+		{Name: "new", Crawlers: []monocleconfig.Crawler{{Name: "gerrit", Provider: monocleconfig.ProviderGerrit}}},
+	}}
 	got := day2.WithProgress(m, crawlers, read, errs, cfg)
 	if c := got[0]; c.CrawledUntil == nil || !c.CrawledUntil.Time.Equal(day(20)) || c.Entities != 2 {
 		t.Errorf("gh: crawledUntil %v, %d entities; want the oldest date %s of 2", c.CrawledUntil, c.Entities, day(20))
