@@ -62,6 +62,8 @@ type Crawler struct {
 	TokenVariable string
 	// UpdateSince is update_since, the date crawling starts from.
 	UpdateSince string
+	// Entities are the provider keys that name what the crawler crawls (see EntityFilter).
+	Entities Entities
 }
 
 // Ident is one identity of a workspace: a person and the provider accounts that are theirs.
@@ -441,6 +443,6 @@ func parseCrawler(o object) (Crawler, *Error) {
 	if err != nil {
 		return cr, err
 	}
-	cr.Provider, cr.TokenVariable, err = parseProvider(keyPath(o.path, "provider"), v)
+	cr.Provider, cr.TokenVariable, cr.Entities, err = parseProvider(keyPath(o.path, "provider"), v)
 	return cr, err
 }

@@ -96,9 +96,11 @@ func TestParseFull(t *testing.T) {
 			Name:                   "openstack",
 			CrawlersAPIKeyVariable: "OPENSTACK_API_KEY",
 			Crawlers: []Crawler{
-				{Name: "gerrit-anon", Provider: ProviderGerrit, UpdateSince: "2021-10-01"},
+				{Name: "gerrit-anon", Provider: ProviderGerrit, UpdateSince: "2021-10-01",
+					Entities: Entities{Repositories: []string{"^zuul/.*"}, RepositoriesSet: true}},
 				{Name: "gerrit-login", Provider: ProviderGerrit, TokenVariable: "GERRIT_PASSWORD", UpdateSince: "2021-10-01 00:00:00 UTC"},
-				{Name: "bz", Provider: ProviderBugzilla, TokenVariable: "RH_BZ", UpdateSince: "2021-10-01T00:00:00Z"},
+				{Name: "bz", Provider: ProviderBugzilla, TokenVariable: "RH_BZ", UpdateSince: "2021-10-01T00:00:00Z",
+					Entities: Entities{Products: []string{"OpenStack"}}},
 			},
 			Projects: []string{"zuul"},
 			Idents: []Ident{
@@ -111,9 +113,11 @@ func TestParseFull(t *testing.T) {
 			Name:                   "github_and-more.42",
 			CrawlersAPIKeyVariable: "CRAWLERS_API_KEY",
 			Crawlers: []Crawler{
-				{Name: "gh", Provider: ProviderGitHub, TokenVariable: "GITHUB_TOKEN", UpdateSince: "2024-01-01"},
-				{Name: "gh-users", Provider: ProviderGitHubUser, TokenVariable: "GH_USERS", UpdateSince: "2024-01-01"},
-				{Name: "gl", Provider: ProviderGitLab, TokenVariable: "GL", UpdateSince: "2024-01-01"},
+				{Name: "gh", Provider: ProviderGitHub, TokenVariable: "GITHUB_TOKEN", UpdateSince: "2024-01-01",
+					Entities: Entities{Organization: "change-metrics", Repositories: []string{"monocle"}, RepositoriesSet: true}},
+				{Name: "gh-users", Provider: ProviderGitHubUser, TokenVariable: "GH_USERS", UpdateSince: "2024-01-01",
+					Entities: Entities{Users: []string{"jane"}}},
+				{Name: "gl", Provider: ProviderGitLab, TokenVariable: "GL", UpdateSince: "2024-01-01", Entities: Entities{Organization: "redhat"}},
 				{Name: "app", Provider: ProviderGitHubApplication, UpdateSince: "2024-01-01"},
 				{Name: "td", Provider: ProviderTaskData, UpdateSince: "2024-01-01"},
 			},

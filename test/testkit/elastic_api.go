@@ -164,7 +164,7 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 			if strings.Contains(string(body), "error_data") {
 				return s.searchErrors(seg[0])
 			}
-			return s.searchCrawlers(seg[0])
+			return s.searchCrawlers(seg[0], body)
 		}
 	case seg[0] == "_cluster" && len(seg) == 2 && seg[1] == "settings":
 		allowed = []string{http.MethodGet}
@@ -451,57 +451,89 @@ func (s *esState) indicesHealth(list string) (int, any) {
 	return http.StatusOK, h
 }
 
-// searchCrawlers answers a search of index with the aggregation of its crawler metadata by
-// crawler name (see SetCrawlerMetadata), in the shape of Elasticsearch 7.17: min and max of
-// a date field as epoch milliseconds with value_as_string.
-func (s *esState) searchCrawlers(index string) (int, any) {
+// searchCrawlers answers a search of index with the composite aggregation "entities" of its
+// crawler metadata (see SetCrawlerMetadata) that package elastic's CrawlersProgress sends, in
+// the shape of Elasticsearch 7.17: buckets keyed by crawler, type and value in that order,
+// each with the max of last_commit_at as epoch milliseconds with value_as_string, at most
+// the composite's size of them (10 when unset) after its "after" key, and after_key, the
+// key of the last, when there is one
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/search-aggregations-bucket-composite-aggregation.html).
+func (s *esState) searchCrawlers(index string, body []byte) (int, any) {
 	ix := s.indices[index]
 	if ix == nil {
 		return errAnswer(indexNotFound(index))
 	}
-	type agg struct {
-		n              int
-		oldest, newest time.Time
+	type key struct {
+		Crawler string `json:"crawler"`
+		Type    string `json:"type"`
+		Value   string `json:"value"`
 	}
-	byName := map[string]*agg{}
+	var q struct {
+		Aggs struct {
+			Entities struct {
+				Composite struct {
+					Size  *int `json:"size"`
+					After *key `json:"after"`
+				} `json:"composite"`
+			} `json:"entities"`
+		} `json:"aggs"`
+	}
+	if err := json.Unmarshal(body, &q); err != nil {
+		return errAnswer(badRequest(err))
+	}
+	size := 10
+	if n := q.Aggs.Entities.Composite.Size; n != nil {
+		size = *n
+	}
+	less := func(a, b key) bool {
+		return a.Crawler < b.Crawler || (a.Crawler == b.Crawler && (a.Type < b.Type || (a.Type == b.Type && a.Value < b.Value)))
+	}
+	type agg struct {
+		n    int
+		last time.Time
+	}
+	byKey := map[key]*agg{}
+	var order []key
 	for _, e := range ix.crawlers {
-		a := byName[e.Crawler]
+		k := key{e.Crawler, e.Type, e.Value}
+		if after := q.Aggs.Entities.Composite.After; after != nil && !less(*after, k) {
+			continue
+		}
+		a := byKey[k]
 		if a == nil {
-			a = &agg{oldest: e.LastCommitAt, newest: e.LastCommitAt}
-			byName[e.Crawler] = a
+			a = &agg{last: e.LastCommitAt}
+			byKey[k] = a
+			order = append(order, k)
 		}
 		a.n++
-		if e.LastCommitAt.Before(a.oldest) {
-			a.oldest = e.LastCommitAt
-		}
-		if e.LastCommitAt.After(a.newest) {
-			a.newest = e.LastCommitAt
+		if e.LastCommitAt.After(a.last) {
+			a.last = e.LastCommitAt
 		}
 	}
-	date := func(t time.Time) map[string]any {
-		return map[string]any{"value": float64(t.UnixMilli()), "value_as_string": t.UTC().Format("2006-01-02T15:04:05.000Z")}
-	}
+	sort.Slice(order, func(i, j int) bool { return less(order[i], order[j]) })
+	order = order[:min(size, len(order))]
 	buckets := []any{}
-	names := keys(byName)
-	sort.Strings(names)
-	for _, name := range names {
-		a := byName[name]
-		buckets = append(buckets, map[string]any{"key": name, "doc_count": a.n, "oldest": date(a.oldest), "newest": date(a.newest)})
+	for _, k := range order {
+		t := byKey[k].last
+		buckets = append(buckets, map[string]any{"key": k, "doc_count": byKey[k].n,
+			"last_commit_at": map[string]any{"value": float64(t.UnixMilli()), "value_as_string": t.UTC().Format("2006-01-02T15:04:05.000Z")}})
 	}
-	return searchAnswer(len(ix.crawlers), buckets)
+	entities := map[string]any{"buckets": buckets}
+	if len(order) > 0 {
+		entities["after_key"] = order[len(order)-1]
+	}
+	return searchAnswer(len(ix.crawlers), map[string]any{"entities": entities})
 }
 
 // searchAnswer is the answer of a search of size 0 on one index, matching total documents,
-// whose terms aggregation "crawlers" has buckets: the top level of Elasticsearch 7.17's
-// search answer (took, timed_out, _shards, hits; Search API) around the aggregation.
-func searchAnswer(total int, buckets []any) (int, any) {
+// with aggregations aggs: the top level of Elasticsearch 7.17's search answer (took,
+// timed_out, _shards, hits; Search API) around the aggregations.
+func searchAnswer(total int, aggs map[string]any) (int, any) {
 	return http.StatusOK, map[string]any{
 		"took": 1, "timed_out": false,
-		"_shards": map[string]int{"total": 1, "successful": 1, "skipped": 0, "failed": 0},
-		"hits":    map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "max_score": nil, "hits": []any{}},
-		"aggregations": map[string]any{"crawlers": map[string]any{
-			"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
-		}},
+		"_shards":      map[string]int{"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+		"hits":         map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "max_score": nil, "hits": []any{}},
+		"aggregations": aggs,
 	}
 }
 
@@ -545,5 +577,7 @@ func (s *esState) searchErrors(index string) (int, any) {
 			}},
 		})
 	}
-	return searchAnswer(len(ix.errors), buckets)
+	return searchAnswer(len(ix.errors), map[string]any{"crawlers": map[string]any{
+		"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
+	}})
 }

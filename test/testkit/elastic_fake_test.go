@@ -447,7 +447,13 @@ func TestFakeElasticKeepsHealthAnswers(t *testing.T) {
 // the status and the decoded body.
 func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.server.URL+path, nil)
+	return rawRequest(t, f, ns, m, http.MethodGet, path, "")
+}
+
+// rawRequest is rawGet for any method, with a JSON body when body is not "".
+func rawRequest(t *testing.T, f *FakeElasticsearch, ns, m, method, path, body string) (int, any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, f.server.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +464,7 @@ func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	}
 	defer res.Body.Close()
 	if res.Header.Get("X-Elastic-Product") != "Elasticsearch" {
-		t.Errorf("GET %s: no X-Elastic-Product header", path)
+		t.Errorf("%s %s: no X-Elastic-Product header", method, path)
 	}
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
@@ -466,7 +472,7 @@ func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("GET %s: %v in %s", path, err, b)
+		t.Fatalf("%s %s: %v in %s", method, path, err, b)
 	}
 	return res.StatusCode, v
 }
@@ -551,11 +557,33 @@ func TestFakeElasticCrawlerProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []elastic.CrawlerProgress{
-		{Crawler: "gerrit", Entities: 1, Oldest: day(1), Newest: day(1)},
-		{Crawler: "gh", Entities: 2, Oldest: day(20), Newest: day(24)},
+		{Crawler: "gerrit", Entities: []elastic.CrawlerEntity{{Type: "project", Value: "x", LastCommitAt: day(1)}}},
+		{Crawler: "gh", Entities: []elastic.CrawlerEntity{{Type: "project", Value: "a/b", LastCommitAt: day(20)}, {Type: "project", Value: "a/c", LastCommitAt: day(24)}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CrawlersProgress = %+v, want %+v", got, want)
+	}
+	// Pages: at most size buckets after the after key, and after_key only with buckets.
+	for _, tc := range []struct {
+		after     string
+		wantKeys  []string
+		wantAfter bool
+	}{
+		{"", []string{"gerrit/project/x", "gh/project/a/b"}, true},
+		{`"after":{"crawler":"gh","type":"project","value":"a/b"},`, []string{"gh/project/a/c"}, true},
+		{`"after":{"crawler":"gh","type":"project","value":"a/c"},`, nil, false},
+	} {
+		body := `{"size":0,"aggs":{"entities":{"composite":{"size":2,` + tc.after + `"sources":[]}}}}`
+		code, answer := rawRequest(t, f, "ns", "m", http.MethodPost, "/monocle.changes.1.demo/_search", body)
+		agg := answer.(map[string]any)["aggregations"].(map[string]any)["entities"].(map[string]any)
+		var keys []string
+		for _, b := range agg["buckets"].([]any) {
+			k := b.(map[string]any)["key"].(map[string]any)
+			keys = append(keys, k["crawler"].(string)+"/"+k["type"].(string)+"/"+k["value"].(string))
+		}
+		if _, hasAfter := agg["after_key"]; code != 200 || !reflect.DeepEqual(keys, tc.wantKeys) || hasAfter != tc.wantAfter {
+			t.Errorf("after %q: %d, keys %v, after_key %v; want %v, after_key %v", tc.after, code, keys, agg["after_key"], tc.wantKeys, tc.wantAfter)
+		}
 	}
 	if _, err := c.CrawlersProgress(context.Background(), "monocle.changes.1.other"); !elastic.IsNotFound(err) {
 		t.Errorf("missing index: %v, want ErrNotFound", err)

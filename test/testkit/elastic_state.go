@@ -217,10 +217,9 @@ type FakeCrawlerEntity struct {
 }
 
 // SetCrawlerMetadata replaces the crawler metadata documents of an index of the Elasticsearch
-// of Monocle monocle in namespace, creating the index, open, when it does not exist. The fake
-// answers a search of the index with the terms aggregation "crawlers" on
-// crawler_metadata.crawler_name and its "oldest" and "newest" last_commit_at (package
-// elastic's CrawlersProgress), whatever the query says.
+// of Monocle monocle in namespace, creating the index, open, when it does not exist. A search
+// of the index (other than one for errors) gets them in the composite aggregation "entities"
+// package elastic's CrawlersProgress reads, by crawler, type and value, page by page.
 func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
 	f.with(namespace, monocle, func(s *esState) {
 		s.index(index).crawlers = append([]FakeCrawlerEntity(nil), entities...)

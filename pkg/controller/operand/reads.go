@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
@@ -116,7 +117,9 @@ func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client
 // sameProgress reports whether a and b are the same progress (equality.Semantic cannot
 // compare time.Time, whose fields are unexported, and panics).
 func sameProgress(a, b elastic.CrawlerProgress) bool {
-	return a.Crawler == b.Crawler && a.Entities == b.Entities && a.Oldest.Equal(b.Oldest) && a.Newest.Equal(b.Newest)
+	return a.Crawler == b.Crawler && slices.EqualFunc(a.Entities, b.Entities, func(x, y elastic.CrawlerEntity) bool {
+		return x.Type == y.Type && x.Value == y.Value && x.LastCommitAt.Equal(y.LastCommitAt)
+	})
 }
 
 // sameErrors reports whether a and b sum up the same errors.
