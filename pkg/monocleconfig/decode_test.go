@@ -1,9 +1,7 @@
 package monocleconfig
 
 import (
-	"errors"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -75,41 +73,5 @@ func TestNaturalsHaveNoUpperBound(t *testing.T) {
 		if (err == nil) != ok {
 			t.Errorf("loop_delay_sec: %s: %v, want accepted %v", v, err, ok)
 		}
-	}
-}
-
-// TestKeyValueListsRefused: lists that are no {key, value} list where a record is expected
-// are refused as dhall-json refuses them (a Mismatch), and a key given twice is refused,
-// where dhall-json keeps its last value.
-func TestKeyValueListsRefused(t *testing.T) {
-	tests := map[string]struct {
-		config, path string
-		reason       Reason
-		message      string
-	}{
-		"an item without a value": {config: "crawlers: [{key: loop_delay_sec}]\nworkspaces: [{name: a, crawlers: []}]",
-			path: "crawlers", reason: ReasonWrongType, message: "item 0 is not"},
-		"a key that is not a string": {config: "crawlers: [{key: 1, value: 2}]\nworkspaces: [{name: a, crawlers: []}]",
-			path: "crawlers", reason: ReasonWrongType},
-		"mapKey and mapValue, for Dhall maps only": {config: "crawlers: [{mapKey: loop_delay_sec, mapValue: 1}]\nworkspaces: [{name: a, crawlers: []}]",
-			path: "crawlers", reason: ReasonWrongType},
-		"a key given twice": {config: "crawlers: [{key: loop_delay_sec, value: 1}, {key: loop_delay_sec, value: 2}]\nworkspaces: [{name: a, crawlers: []}]",
-			path: "crawlers[1]", reason: ReasonDuplicate, message: `"loop_delay_sec" again`},
-		"an empty list where a record has a required list": {config: "about: []\nworkspaces: [{name: a, crawlers: []}]",
-			path: "about.links", reason: ReasonMissing},
-		"an empty provider": {config: "workspaces: [{name: a, crawlers: [{name: c, update_since: '2021-01-01', provider: []}]}]",
-			path: "workspaces[0].crawlers[0].provider", reason: ReasonUnknownProvider},
-		"a field of the record read from the list": {config: "crawlers: [{key: loop_delay_sec, value: -1}]\nworkspaces: [{name: a, crawlers: []}]",
-			path: "crawlers.loop_delay_sec", reason: ReasonInvalid},
-		"a list of mappings as the document": {config: "- name: demo", reason: ReasonSyntax, message: "must be a mapping with a workspaces list, not a list"},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			_, err := Parse(tc.config)
-			var perr *Error
-			if !errors.As(err, &perr) || perr.Path != tc.path || perr.Reason != tc.reason || !strings.Contains(perr.Message, tc.message) {
-				t.Fatalf("Parse: %v, want %s at %q with %q", err, tc.reason, tc.path, tc.message)
-			}
-		})
 	}
 }
