@@ -143,14 +143,17 @@ func parse(data string) (*Config, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	root, ok := doc.(map[string]any)
-	if !ok {
-		if doc == nil {
-			return nil, newError("", ReasonSyntax, "config.yaml is empty: it needs a workspaces list")
-		}
-		return nil, newError("", ReasonSyntax, fmt.Sprintf("config.yaml must be a mapping with a workspaces list, not %s", typeName(doc)))
+	if doc == nil {
+		return nil, newError("", ReasonSyntax, "config.yaml is empty: it needs a workspaces list")
 	}
-	c, err := parseConfig(object{m: root})
+	root, err := asObject("", doc)
+	if err != nil {
+		if err.Reason == ReasonWrongType {
+			err = newError("", ReasonSyntax, fmt.Sprintf("config.yaml must be a mapping with a workspaces list, not %s", typeName(doc)))
+		}
+		return nil, err
+	}
+	c, err := parseConfig(root)
 	if err != nil {
 		return nil, err
 	}

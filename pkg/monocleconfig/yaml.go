@@ -29,8 +29,8 @@ const maxAliasedValues = 1 << 18
 // mapping key must resolve to a string ("non-String key encountered in mapping" in
 // HsYAML-aeson's src/Data/YAML/Aeson.hs), and a scalar with an unknown tag such as !foo is
 // unresolved, which the bridge refuses ("unresolved YAML scalar encountered"). Merge keys
-// (<<) are plain string keys in YAML 1.2. Duplicate keys are refused: the later value would
-// silently win.
+// (<<) are plain string keys in YAML 1.2. Duplicate keys are refused, a deliberate difference:
+// HsYAML-aeson builds a mapping with aeson's object, where the later value silently wins.
 func decodeYAML(data string) (any, *Error) {
 	dec := yaml.NewDecoder(strings.NewReader(data))
 	var doc yaml.Node
