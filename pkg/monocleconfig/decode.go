@@ -3,8 +3,6 @@ package monocleconfig
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 )
 
@@ -152,14 +150,10 @@ func (o object) optNatural(key string) *Error {
 }
 
 // isNatural reports whether n, as coreNumber writes a number (decimal digits for an integer,
-// Go's shortest form of a float64, "+Inf", "-Inf" or "NaN"), is a non-negative integer.
+// digits "." digits otherwise, a "-" before a negative one), is a non-negative integer: what
+// dhall-json takes for a Natural, of any size.
 func isNatural(n string) bool {
-	if n != "" && strings.TrimLeft(n, "0123456789") == "" {
-		return true
-	}
-	// A magnitude beyond float64's is an error with ±Inf, as a Double has it.
-	f, _ := strconv.ParseFloat(n, 64)
-	return f >= 0 && (math.IsInf(f, 1) || f == math.Trunc(f))
+	return n != "" && strings.TrimLeft(n, "0123456789") == ""
 }
 
 // list returns the items of the list at key, which is required.
