@@ -23,7 +23,6 @@ import (
 //	GET            /_cat/indices[/<pattern>]
 //	GET            /_cat/shards/<indices>
 //	POST           /<indices>/_close
-//	GET            /_cluster/health/<indices>
 //	GET            /_cluster/settings
 //	GET            /<indices>/_settings/<name>
 //	PUT            /<indices>/_settings
@@ -142,9 +141,6 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		allowed = []string{http.MethodGet}
 		columns := names(r.URL.Query().Get("h"))
 		handle = func(s *esState) (int, any) { return s.catShards(seg[2], columns) }
-	case seg[0] == "_cluster" && len(seg) == 3 && seg[1] == "health":
-		allowed = []string{http.MethodGet}
-		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
 	case len(seg) == 1 && seg[0] != "" && !strings.HasPrefix(seg[0], "_") && r.Method == http.MethodDelete:
 		allowed = []string{http.MethodDelete}
 		handle = func(s *esState) (int, any) {
@@ -171,7 +167,8 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		handle = func(*esState) (int, any) { return clusterSettings() }
 	case len(seg) == 3 && seg[1] == "_settings":
 		allowed = []string{http.MethodGet}
-		handle = func(s *esState) (int, any) { return s.getSettings(seg[0], seg[2]) }
+		expand := r.URL.Query().Get("expand_wildcards")
+		handle = func(s *esState) (int, any) { return s.getSettings(seg[0], seg[2], expand) }
 	case len(seg) == 2 && seg[1] == "_settings" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPut}
 		body, err := readBody(r)
@@ -309,8 +306,10 @@ func (s *esState) expand(states string) func(pattern, name string) bool {
 // A wildcard matches open and closed indices, hidden ones only with expand_wildcards hidden
 // or all (Elasticsearch 7.17 reference, cat indices API: expand_wildcards; RestIndicesAction
 // reads it over the default IndicesOptions.strictExpand). Each index has one primary and one
-// replica, so a single node shows it yellow, also while its primary is restored (see
-// indicesHealth). As in Elasticsearch 7.17, where a closed index keeps its shards allocated
+// replica, so a single node shows it yellow, also while its primary is restored
+// (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth: a primary recovering
+// from a snapshot is yellow, not red); one without replica (fakeIndex.noReplica) is green.
+// As in Elasticsearch 7.17, where a closed index keeps its shards allocated
 // (replicated closed indices, 7.2), a closed index has its health and shard counts but null
 // document counts and sizes.
 func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
@@ -324,6 +323,9 @@ func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
 		row := map[string]any{
 			"health": "yellow", "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
 			"docs.count": nil, "docs.deleted": nil, "store.size": nil, "pri.store.size": nil,
+		}
+		if ix.noReplica {
+			row["health"], row["rep"] = "green", "0"
 		}
 		if !ix.open {
 			row["status"] = "close"
@@ -339,7 +341,8 @@ func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
 
 // catShards answers GET _cat/shards/<indices>?format=json[&h=..] (Elasticsearch 7.17
 // reference, cat shards API): per index a primary, STARTED, or INITIALIZING while its
-// restore is held, and a replica a single node leaves UNASSIGNED, with the columns h names
+// restore is held, and a replica a single node leaves UNASSIGNED (none for an index without
+// replica, fakeIndex.noReplica), with the columns h names
 // (all of index, shard, prirep, state, docs, store, ip and node without h), every cell a
 // string or null. A missing concrete index is 404; a closed one is 400
 // index_closed_exception, from the indices stats request _cat/shards makes with the default
@@ -368,8 +371,11 @@ func (s *esState) catShards(list string, columns []string) (int, any) {
 		size := strconv.FormatInt(fakeStoreBytesBase+fakeStoreBytesPerDoc*ix.docs, 10)
 		primary := map[string]any{"index": name, "shard": "0", "prirep": "p", "state": state,
 			"docs": strconv.FormatInt(ix.docs, 10), "store": size, "ip": "127.0.0.1", "node": "fake-elastic-0"}
-		replica := map[string]any{"index": name, "shard": "0", "prirep": "r", "state": "UNASSIGNED"}
-		for _, full := range []map[string]any{primary, replica} {
+		copies := []map[string]any{primary}
+		if !ix.noReplica {
+			copies = append(copies, map[string]any{"index": name, "shard": "0", "prirep": "r", "state": "UNASSIGNED"})
+		}
+		for _, full := range copies {
 			row := map[string]any{}
 			for _, c := range columns {
 				row[c] = full[c]
@@ -394,61 +400,6 @@ func (s *esState) closeIndices(list string) (int, any) {
 		closed[name] = map[string]bool{"closed": true}
 	}
 	return http.StatusOK, map[string]any{"acknowledged": true, "shards_acknowledged": true, "indices": closed}
-}
-
-// fakeHealth is the body of GET _cluster/health/<indices> (Elasticsearch 7.17).
-type fakeHealth struct {
-	ClusterName                 string  `json:"cluster_name"`
-	Status                      string  `json:"status"`
-	TimedOut                    bool    `json:"timed_out"`
-	NumberOfNodes               int     `json:"number_of_nodes"`
-	NumberOfDataNodes           int     `json:"number_of_data_nodes"`
-	ActivePrimaryShards         int     `json:"active_primary_shards"`
-	ActiveShards                int     `json:"active_shards"`
-	RelocatingShards            int     `json:"relocating_shards"`
-	InitializingShards          int     `json:"initializing_shards"`
-	UnassignedShards            int     `json:"unassigned_shards"`
-	DelayedUnassignedShards     int     `json:"delayed_unassigned_shards"`
-	NumberOfPendingTasks        int     `json:"number_of_pending_tasks"`
-	NumberOfInFlightFetch       int     `json:"number_of_in_flight_fetch"`
-	TaskMaxWaitingInQueueMillis int     `json:"task_max_waiting_in_queue_millis"`
-	ActiveShardsPercentAsNumber float64 `json:"active_shards_percent_as_number"`
-}
-
-// indicesHealth answers GET _cluster/health/<indices>?timeout=..: with an index missing,
-// 408 with timed_out true and status red, as Elasticsearch 7.17 answers once the timeout
-// passes; else 200 and yellow: each index's replica is unassigned on a single node, and a
-// primary restored from a snapshot, initializing while restores are held, is yellow too, not
-// red (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth: an inactive
-// primary recovering from a snapshot with no failed allocation is YELLOW). A closed index
-// counts as its open self: since 7.2 its shards stay allocated.
-func (s *esState) indicesHealth(list string) (int, any) {
-	h := fakeHealth{ClusterName: "docker-cluster", NumberOfNodes: 1, NumberOfDataNodes: 1}
-	got, missing := resolve(names(list), keys(s.indices), nil)
-	if missing != "" {
-		h.Status, h.TimedOut = "red", true
-		return http.StatusRequestTimeout, h
-	}
-	h.Status = "green"
-	for _, name := range got {
-		h.UnassignedShards++
-		if s.indices[name].recovering {
-			h.InitializingShards++
-			h.Status = "yellow"
-			continue
-		}
-		h.ActivePrimaryShards++
-		h.ActiveShards++
-		if h.Status == "green" {
-			h.Status = "yellow"
-		}
-	}
-	if total := h.ActiveShards + h.InitializingShards + h.UnassignedShards; total > 0 {
-		h.ActiveShardsPercentAsNumber = 100 * float64(h.ActiveShards) / float64(total)
-	} else {
-		h.ActiveShardsPercentAsNumber = 100
-	}
-	return http.StatusOK, h
 }
 
 // searchCrawlers answers a search of index with the composite aggregation "entities" of its

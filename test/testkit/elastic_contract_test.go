@@ -96,6 +96,20 @@ func withIndices(indices []string, readOnly ...string) func(*FakeElasticsearch, 
 	}
 }
 
+// hidden makes index hidden, creating it open when it does not exist.
+func hidden(index string) func(*FakeElasticsearch, elastic.Client) {
+	return func(f *FakeElasticsearch, _ elastic.Client) { f.SetHidden("ns", "m", index) }
+}
+
+// inTurn runs setups one after the other.
+func inTurn(setups ...func(*FakeElasticsearch, elastic.Client)) func(*FakeElasticsearch, elastic.Client) {
+	return func(f *FakeElasticsearch, c elastic.Client) {
+		for _, setup := range setups {
+			setup(f, c)
+		}
+	}
+}
+
 func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 	snap2 := FakeSnapshot{Name: "snapshot_2", Start: time.UnixMilli(1593093628851)}
 	index1 := FakeSnapshot{Name: "snapshot_2", Indices: []string{"index_1"}, Docs: map[string]int64{"index_1": 3}}
@@ -122,20 +136,36 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 	deleteSnapshot := func(name string) func(context.Context, elastic.Client) error {
 		return func(ctx context.Context, c elastic.Client) error { return c.DeleteSnapshot(ctx, "my_repository", name) }
 	}
-	day := func(d int) time.Time { return time.Date(2022, 1, d, 0, 0, 0, 0, time.UTC) }
+	listSnapshots := func(ctx context.Context, c elastic.Client) error {
+		_, _, err := c.Snapshots(ctx, "my_repository")
+		return err
+	}
+	day := func(d int) time.Time { return time.Date(2024, 11, 22+d, 4, 0, 0, 0, time.UTC) }
 	return map[string]fakeContractCase{
 		"cluster-health": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err }},
-		"cluster-health-indices": {
-			setup: withIndices([]string{"my-index-000001"}),
-			call:  restoreDone,
+		"cat-allocation": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.DiskUsage(ctx); return err }},
+		// An index without replica: its primary is its only row.
+		"cat-shards-started": {
+			setup: inTurn(withIndices([]string{"my-index-000001"}), func(f *FakeElasticsearch, _ elastic.Client) {
+				f.with("ns", "m", func(s *esState) { s.indices["my-index-000001"].noReplica = true })
+			}),
+			call: restoreDone,
 		},
-		"cluster-health-indices-timeout": {call: restoreDone},
-		"cat-allocation":                 {call: func(ctx context.Context, c elastic.Client) error { _, err := c.DiskUsage(ctx); return err }},
+		// A primary and a replica: on the fake's single node the replica is UNASSIGNED rather
+		// than the docs' INITIALIZING, a value of the same shape.
+		"cat-shards-initializing": {setup: withIndices([]string{"my-index-000001"}), call: restoreDone},
 		"settings-read-only": {
 			setup: withIndices([]string{"my-index-000001", "my-index-000002"}, "my-index-000001"),
 			call:  readOnly,
 		},
 		"settings-read-only-none": {setup: withIndices([]string{"my-index-000001"}), call: readOnly},
+		// A data stream's hidden backing index and Monocle's config index, both blocked, next to
+		// an index without the block.
+		"settings-read-only-hidden": {
+			setup: inTurn(withIndices([]string{dsIndex, "monocle.config", "monocle.changes.1.demo"}, dsIndex, "monocle.config"),
+				hidden(dsIndex)),
+			call: readOnly,
+		},
 		"settings-clear-read-only": {
 			setup: withIndices([]string{"my-index-000001"}, "my-index-000001"),
 			call:  func(ctx context.Context, c elastic.Client) error { return c.ClearReadOnly(ctx, "my-index-000001") },
@@ -162,11 +192,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"index-delete-missing": {
 			call: func(ctx context.Context, c elastic.Client) error { return c.DeleteIndex(ctx, "my-index-000003") },
 		},
-		"search-crawler-progress": {
+		"crawlers-progress-entities": {
 			setup: func(f *FakeElasticsearch, _ elastic.Client) {
 				f.SetCrawlerMetadata("ns", "m", "monocle.changes.1.demo",
-					FakeCrawlerEntity{Crawler: "github-crawler", Type: "organization", Value: "change-metrics", LastCommitAt: day(1)},
-					FakeCrawlerEntity{Crawler: "github-crawler", Type: "project", Value: "change-metrics/monocle", LastCommitAt: day(4)})
+					FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: day(1)},
+					FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "change-metrics/monocle", LastCommitAt: day(4)})
 			},
 			call: func(ctx context.Context, c elastic.Client) error {
 				_, err := c.CrawlersProgress(ctx, "monocle.changes.1.demo")
@@ -198,12 +228,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 			setup: func(f *FakeElasticsearch, c elastic.Client) { registered(t)(f, c); f.SetIndices("ns", "m", "index_1") },
 			call:  create,
 		},
-		"snapshot-create-exists": {
-			setup: func(f *FakeElasticsearch, c elastic.Client) {
-				withSnapshots(t, snap2)(f, c)
-				f.SetIndices("ns", "m", "index_1")
-			},
-			call: create,
+		"snapshot-create-exists": {setup: inTurn(withSnapshots(t, snap2), withIndices([]string{"index_1"})), call: create},
+		// The operator's own snapshot of that name still running.
+		"snapshot-create-name-in-progress": {
+			setup: inTurn(withSnapshots(t, FakeSnapshot{Name: "snapshot_2", State: SnapshotInProgress}), withIndices([]string{"index_1"})),
+			call:  create,
 		},
 		"snapshot-get": {
 			setup: withSnapshots(t, snap2), call: getSnapshot("snapshot_2"),
@@ -211,12 +240,23 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"snapshot-get-missing": {
 			setup: withSnapshots(t, snap2), call: getSnapshot("snapshot_3"),
 		},
-		"snapshots-get-all": {
-			setup: withSnapshots(t, FakeSnapshot{Name: "snapshot_1", Start: time.UnixMilli(1593093628850)}, snap2),
-			call: func(ctx context.Context, c elastic.Client) error {
-				_, err := c.Snapshots(ctx, "my_repository")
-				return err
-			},
+		// One snapshot of three indices, unreadable: the names come from the repository data.
+		"snapshot-list-names": {
+			setup: withSnapshots(t, FakeSnapshot{Name: "snapshot_2", Indices: []string{"a", "b", "c"}, Unreadable: SnapshotCorrupt}),
+			call:  listSnapshots,
+		},
+		// A snapshot of no index, next to an unreadable one left out.
+		"snapshot-list-ignore-unavailable": {
+			setup: withSnapshots(t, snap2, FakeSnapshot{Name: "snapshot_1", Unreadable: SnapshotBlobMissing}),
+			call:  listSnapshots,
+		},
+		"snapshot-get-unreadable-corrupt": {
+			setup: withSnapshots(t, FakeSnapshot{Name: "snapshot_2", Unreadable: SnapshotCorrupt}),
+			call:  getSnapshot("snapshot_2"),
+		},
+		"snapshot-get-unreadable-missing": {
+			setup: withSnapshots(t, FakeSnapshot{Name: "snapshot_2", Unreadable: SnapshotBlobMissing}),
+			call:  getSnapshot("snapshot_2"),
 		},
 		"snapshot-status": {
 			setup: withSnapshots(t, index1),
@@ -231,13 +271,14 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"snapshot-delete-missing": {
 			setup: withSnapshots(t, snap2), call: deleteSnapshot("snapshot_3"),
 		},
-		"restore": {setup: withSnapshots(t, index1), call: restore},
-		"restore-open-index-exists": {
-			setup: func(f *FakeElasticsearch, c elastic.Client) {
-				withSnapshots(t, index1)(f, c)
-				f.SetIndices("ns", "m", "index_1")
+		"restore":                   {setup: withSnapshots(t, index1), call: restore},
+		"restore-open-index-exists": {setup: inTurn(withSnapshots(t, index1), withIndices([]string{"index_1"})), call: restore},
+		// The snapshot holds a data stream's backing index, open and hidden in the cluster.
+		"restore-open-index-exists-hidden": {
+			setup: inTurn(withSnapshots(t, FakeSnapshot{Name: "snapshot_2", Indices: []string{dsIndex}}), hidden(dsIndex)),
+			call: func(ctx context.Context, c elastic.Client) error {
+				return c.Restore(ctx, "my_repository", "snapshot_2", []string{dsIndex})
 			},
-			call: restore,
 		},
 	}
 }

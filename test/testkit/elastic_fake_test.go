@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -493,18 +495,29 @@ func TestFakeElasticRawAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A missing index: 408 with the health body.
-	code, body := rawGet(t, f, "ns", "m", "/_cluster/health/a,gone?timeout=1ms")
-	h, _ := body.(map[string]any)
-	if code != http.StatusRequestTimeout || h["timed_out"] != true || h["status"] != "red" {
-		t.Errorf("health of a missing index = %d %v, want 408 timed out red", code, body)
-	}
-	if code, body := rawGet(t, f, "ns", "m", "/_cluster/health/a,b?timeout=1ms"); code != 200 || body.(map[string]any)["status"] != "yellow" {
-		t.Errorf("health of existing indices = %d %v, want 200 yellow", code, body)
+	// The flood-stage block of _all: the visible open indices by default, as many as
+	// expand_wildcards asks for otherwise.
+	f.SetHidden("ns", "m", ".ds-h")
+	f.with("ns", "m", func(s *esState) {
+		for _, ix := range s.indices {
+			ix.readOnly = true
+		}
+	})
+	for query, want := range map[string][]string{
+		"flat_settings=true":                              {"a"},
+		"expand_wildcards=all&flat_settings=true":         {".ds-h", "a", "b"},
+		"expand_wildcards=open,hidden&flat_settings=true": {".ds-h", "a"},
+		"expand_wildcards=closed&flat_settings=true":      {"b"},
+	} {
+		code, body := rawGet(t, f, "ns", "m", "/_all/_settings/index.blocks.read_only_allow_delete?"+query)
+		got, _ := body.(map[string]any)
+		if code != 200 || !slices.Equal(slices.Sorted(maps.Keys(got)), want) {
+			t.Errorf("read-only blocks with %s = %d %v, want %v", query, code, body, want)
+		}
 	}
 
 	// A closed index: health and shards, null counts and sizes.
-	code, body = rawGet(t, f, "ns", "m", "/_cat/indices/b?format=json&bytes=b")
+	code, body := rawGet(t, f, "ns", "m", "/_cat/indices/b?format=json&bytes=b")
 	rows, _ := body.([]any)
 	if code != 200 || len(rows) != 1 {
 		t.Fatalf("_cat/indices/b = %d %v", code, body)

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 )
@@ -27,12 +28,17 @@ func clusterSettings() (int, any) {
 		}}
 }
 
-// getSettings answers GET <indices>/_settings/<name>?flat_settings=true for the flood-stage
-// block: {"<index>": {"settings": {"index.blocks.read_only_allow_delete": "true"}}} for each
-// open index of list that has it; indices without it are left out (GetSettingsResponse).
-// Wildcards and _all expand to open indices (strictExpandOpen).
-func (s *esState) getSettings(list, name string) (int, any) {
-	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
+// getSettings answers GET <indices>/_settings/<name>?flat_settings=true[&expand_wildcards=..]
+// for the flood-stage block: {"<index>": {"settings": {"index.blocks.read_only_allow_delete":
+// "true"}}} for each index of list that has it; indices without it are left out
+// (GetSettingsResponse.toXContent). Wildcards and _all expand as expandWildcards says (see
+// esState.expand), visible open indices only when it is empty: elastic/elasticsearch v7.17
+// RestGetSettingsAction.prepareRequest reads expand_wildcards over the default
+// IndicesOptions.strictExpandOpen (IndicesOptions.fromRequest), and "all" is "open and closed
+// indices, including hidden indices"
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/indices-get-settings.html).
+func (s *esState) getSettings(list, name, expandWildcards string) (int, any) {
+	got, missing := resolve(names(list), keys(s.indices), s.expand(cmp.Or(expandWildcards, "open")))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}

@@ -126,6 +126,9 @@ type fakeIndex struct {
 	docs int64
 	// hidden is index.hidden: a wildcard matches the index only when asked to (esState.expand).
 	hidden bool
+	// noReplica is set on an index with index.number_of_replicas 0, whose only shard copy is
+	// its primary; the others have one replica, which a single node leaves unassigned.
+	noReplica bool
 	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
 	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
@@ -362,9 +365,7 @@ func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reaso
 
 // HoldRestores, with hold true, keeps the restores the Elasticsearch of Monocle monocle in
 // namespace accepts from then on in progress: their indices' primaries stay INITIALIZING in
-// GET _cat/shards (elastic.Client.RestoreDone false), and GET _cluster/health/<indices>
-// naming one of them answers yellow with an initializing shard, as Elasticsearch 7.17 reports
-// a primary restored from a snapshot. With hold false, every held restore finishes and later
+// GET _cat/shards (elastic.Client.RestoreDone false). With hold false, every held restore finishes and later
 // ones finish at once.
 func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
 	f.with(namespace, monocle, func(s *esState) {
