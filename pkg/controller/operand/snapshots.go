@@ -53,7 +53,8 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 		return out
 	}
 	if len(unreadable) > 0 {
-		klog.FromContext(ctx).Info("Elasticsearch cannot read some snapshots of the repository; retention leaves them alone",
+		// BackupReady names them; the log at every read would only repeat it.
+		klog.FromContext(ctx).V(2).Info("Elasticsearch cannot read some snapshots of the repository; retention leaves them alone",
 			"snapshots", unreadable)
 	}
 	for _, s := range expiredSnapshots(snaps, p.Keep) {
