@@ -25,7 +25,7 @@ PROMTOOL_VERSION := v0.316.0
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/monocle-operator/tools
 PROMTOOL := $(TOOLS_CACHE)/promtool-$(PROMTOOL_VERSION)/promtool
 
-.PHONY: all build test test-unit test-integration generate verify control-plane local cluster-up cluster-down image clean bench
+.PHONY: all build test test-unit test-differential test-integration generate verify control-plane local cluster-up cluster-down image clean bench
 
 all: build
 
@@ -73,9 +73,16 @@ test-unit:
 test-integration: control-plane $(PROMTOOL)
 	PROMTOOL="$(abspath $(PROMTOOL))" $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
 
-## test: everything CI runs: verify, unit tests, the control-plane tests, then the
-## fault-injection suite at full size
-test: verify test-unit test-integration test-faults
+## test-differential: the operator's verdicts on thousands of dates, YAML scalars and numbers
+## against those of the Haskell libraries Monocle builds with (hack/test-differential.sh:
+## installs Debian's GHC and libraries when missing, builds test/differential/Oracle.hs into
+## TOOLS_CACHE, runs TestDifferentialAgainstLibraries); prints the counts and disagreements
+test-differential:
+	TOOLS_CACHE="$(TOOLS_CACHE)" GO="$(GO)" hack/test-differential.sh
+
+## test: everything CI runs: verify, unit tests, the differential test, the control-plane
+## tests, then the fault-injection suite at full size
+test: verify test-unit test-differential test-integration test-faults
 
 ## local: start a local control plane, install the CRD, run the operator, apply the sample
 ## Monocle, wait until it is Ready and keep it all running until interrupted (Ctrl-C)

@@ -75,7 +75,8 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		lastBackup = last.Backup
 		st.status.UnusedIndices = day2.UnusedIndices(m, f.config.parsed, last.Indices)
 		st.status.IndexDeletion = day2.DeletionStatus(m, deletion, last.Deleted, now)
-		crawlers := day2.WithProgress(m, st.status.Crawlers, last.Crawlers, last.CrawlerErrors)
+		crawlers := day2.WithProgress(m, st.status.Crawlers, last.Crawlers, last.CrawlerErrors,
+			day2.CrawlerConfig(st.crawler, f.config.parsed, f.configHash))
 		if last.Crawlers != nil {
 			st.setCondition(day2.CrawlersHealthyCondition(crawlers))
 		}

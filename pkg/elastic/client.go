@@ -45,7 +45,8 @@ type Client interface {
 	ReadOnlyIndices(ctx context.Context) ([]string, error)
 	// ClearReadOnly removes index.blocks.read_only_allow_delete from the indices.
 	ClearReadOnly(ctx context.Context, indices ...string) error
-	// Indices lists the indices matching a pattern (GET _cat/indices/<pattern>).
+	// Indices lists the indices matching a pattern, hidden ones included (GET
+	// _cat/indices/<pattern>?expand_wildcards=all).
 	Indices(ctx context.Context, pattern string) ([]Index, error)
 	// CloseIndices closes indices, which a restore over existing indices requires.
 	CloseIndices(ctx context.Context, indices ...string) error
@@ -56,8 +57,9 @@ type Client interface {
 	EnsureRepository(ctx context.Context, name string, repo Repository) error
 	// CreateSnapshot starts a snapshot of indices without waiting for it to finish.
 	CreateSnapshot(ctx context.Context, repo, name string, indices []string) error
-	// Snapshots lists the snapshots of a repository, oldest first.
-	Snapshots(ctx context.Context, repo string) ([]Snapshot, error)
+	// Snapshots lists the snapshots of a repository it can read, oldest first, and the
+	// names of those it cannot read.
+	Snapshots(ctx context.Context, repo string) ([]Snapshot, []string, error)
 	// Snapshot describes one snapshot; ErrNotFound when it does not exist.
 	Snapshot(ctx context.Context, repo, name string) (Snapshot, error)
 	// SnapshotSize gives the bytes a snapshot references in its repository.
@@ -66,7 +68,8 @@ type Client interface {
 	DeleteSnapshot(ctx context.Context, repo, name string) error
 	// Restore starts restoring indices from a snapshot without waiting for it to finish.
 	Restore(ctx context.Context, repo, name string, indices []string) error
-	// RestoreDone reports whether every primary shard of the indices is active.
+	// RestoreDone reports whether every index exists, is open and has its primary shards
+	// active (GET _cat/indices/<indices>, then GET _cat/shards/<indices>).
 	RestoreDone(ctx context.Context, indices []string) (bool, error)
 
 	// CrawlersProgress reports how far each crawler of a workspace index has crawled.

@@ -5,11 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/elastic/go-elasticsearch/v7/esapi"
 )
@@ -22,6 +20,11 @@ const (
 	ConfigIndex          = "monocle.config"
 	WorkspaceIndexPrefix = "monocle.changes.1."
 )
+
+// IsMonocleIndex reports whether name is one of Monocle's indices as the operator counts
+// them: a name that starts with "monocle", the indices the pattern "monocle*" matches
+// (ConfigIndex, and WorkspaceIndexPrefix followed by a workspace name).
+func IsMonocleIndex(name string) bool { return strings.HasPrefix(name, "monocle") }
 
 // HealthStatus is a cluster or index health: green (all shards allocated), yellow (all
 // primaries allocated, some replicas not; a single node with replicas stays yellow), red
@@ -77,32 +80,84 @@ func decodeHealth(what string, body []byte) (Health, error) {
 	return h, nil
 }
 
-// RestoreDone reports whether a restore of indices has finished: every index exists, none
-// is red and no shard is initializing. It reads GET _cluster/health/<indices> with a
-// timeout of 1ms rather than GET _cat/recovery?active_only=true: an empty list of active
-// recoveries cannot tell "not started yet" from "done", while the health of named indices
-// is red until each exists and has its primaries active (a restore recovers the primaries
-// from the repository and the cluster is red meanwhile: Elasticsearch 7.x reference,
-// Snapshot and restore, monitoring a restore). Yellow counts as done: a single node never
-// assigns replicas. esapi leaves out a zero timeout, hence 1ms; without a timeout
-// Elasticsearch waits up to 30s for a missing index to appear. When an index is missing
-// Elasticsearch 7.17 answers 408 with the health body (timed_out true, status red): that is
-// "not done", not an error.
+// RestoreDone reports whether a restore of indices has finished: every index exists, is open
+// and has each of its primary shards active. It sends two requests:
+//
+//   - GET _cat/indices/<indices>?format=json&bytes=b&expand_wildcards=all (Indices): a
+//     missing index is a 404 there, "not done" rather than an error; an index still closed
+//     ("status":"close") is not restored yet, as a restore opens each index it restores when
+//     it starts (Elasticsearch 7.17 reference, Restore snapshot API: an existing index must
+//     be closed and the restore opens it), so a closed index is a restore that has not
+//     started or was refused.
+//   - once all are open, GET _cat/shards/<indices>?format=json&h=index,shard,prirep,state
+//     (Elasticsearch 7.17 reference, cat shards API,
+//     https://www.elastic.co/guide/en/elasticsearch/reference/7.17/cat-shards.html): each
+//     primary ("prirep":"p") must be STARTED or RELOCATING, the two states of an active shard
+//     (elastic/elasticsearch ShardRouting.active); INITIALIZING or UNASSIGNED is a restore
+//     still recovering. An index without a primary row is not done.
+//
+// The cluster health cannot tell: Elasticsearch 7.x reports a primary restored from a
+// snapshot, unassigned or initializing, as yellow rather than red
+// (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth), the yellow of an index
+// whose replica a single node never assigns; and since 7.2 a closed index keeps its shards
+// started, so shard states alone cannot tell a closed index from a restored one either.
 func (c *client) RestoreDone(ctx context.Context, indices []string) (bool, error) {
 	if err := checkNames("index", indices); err != nil {
 		return false, fmt.Errorf("restore progress: %w", err)
 	}
-	req := esapi.ClusterHealthRequest{Index: indices, Timeout: time.Millisecond}
-	op := "GET _cluster/health/" + strings.Join(indices, ",")
-	_, body, err := c.call(ctx, op, req, http.StatusOK, http.StatusRequestTimeout)
+	list := strings.Join(indices, ",")
+	rows, err := c.Indices(ctx, list)
+	if IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
-	h, err := decodeHealth("_cluster/health/<indices>", body)
-	if err != nil {
+	open := map[string]bool{}
+	for _, r := range rows {
+		open[r.Name] = r.Status == "open"
+	}
+	for _, ix := range indices {
+		if !open[ix] {
+			return false, nil
+		}
+	}
+	const what = "_cat/shards"
+	var shards []struct {
+		Index  catString `json:"index"`
+		PriRep catString `json:"prirep"`
+		State  catString `json:"state"`
+	}
+	req := esapi.CatShardsRequest{Index: indices, Format: "json", H: []string{"index", "shard", "prirep", "state"}}
+	if err := c.callJSON(ctx, "GET _cat/shards/"+list, what, req, &shards); err != nil {
+		if IsNotFound(err) {
+			return false, nil
+		}
 		return false, err
 	}
-	return !h.TimedOut && h.Status != HealthRed && h.InitializingShards == 0, nil
+	if shards == nil {
+		return false, fmt.Errorf("decoding %s: not a list", what)
+	}
+	active := map[string]bool{}
+	for _, s := range shards {
+		if s.Index.s == "" {
+			return false, fmt.Errorf("decoding %s: a row has no index name", what)
+		}
+		if s.PriRep.s != "p" {
+			continue
+		}
+		started := s.State.s == "STARTED" || s.State.s == "RELOCATING"
+		if was, seen := active[s.Index.s]; seen {
+			started = started && was
+		}
+		active[s.Index.s] = started
+	}
+	for _, ix := range indices {
+		if !active[ix] {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // Disk is the disk of one data node, in bytes, from GET _cat/allocation (Elasticsearch 7.17
@@ -224,17 +279,25 @@ func (c *client) DiskUsage(ctx context.Context) (Disk, error) {
 const readOnlySetting = "index.blocks.read_only_allow_delete"
 
 // ReadOnlyIndices returns, sorted, the indices whose index.blocks.read_only_allow_delete is
-// true, from GET _all/_settings/index.blocks.read_only_allow_delete?flat_settings=true
-// (Elasticsearch 7.17 reference, Get index settings API).
+// true, hidden and closed ones included, from GET
+// _all/_settings/index.blocks.read_only_allow_delete?expand_wildcards=all&flat_settings=true
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/indices-get-settings.html).
+// Without expand_wildcards, the REST layer resolves _all with IndicesOptions.strictExpandOpen
+// (elastic/elasticsearch v7.17 RestGetSettingsAction.prepareRequest, whatever the page says
+// of the default), that is to the visible open indices only, and a block on a hidden index
+// (.kibana_*, a data stream's .ds-*) goes unseen; expand_wildcards=all expands to "open and
+// closed indices, including hidden indices". Indices without the setting are left out of the
+// answer (GetSettingsResponse.toXContent), so a cluster without a block answers {}.
 func (c *client) ReadOnlyIndices(ctx context.Context) ([]string, error) {
 	const what = "_all/_settings"
 	var byIndex map[string]struct {
 		Settings map[string]json.RawMessage `json:"settings"`
 	}
 	req := esapi.IndicesGetSettingsRequest{
-		Index:        []string{"_all"},
-		Name:         []string{readOnlySetting},
-		FlatSettings: ptr(true),
+		Index:           []string{"_all"},
+		Name:            []string{readOnlySetting},
+		ExpandWildcards: "all",
+		FlatSettings:    ptr(true),
 	}
 	if err := c.callJSON(ctx, "GET _all/_settings/"+readOnlySetting, what, req, &byIndex); err != nil {
 		return nil, err
@@ -299,9 +362,14 @@ type Index struct {
 }
 
 // Indices lists the indices matching pattern, sorted by name, from GET
-// _cat/indices/<pattern>?format=json&bytes=b. The pattern comes from the caller, e.g.
-// "monocle.*" (see ConfigIndex and WorkspaceIndexPrefix); a pattern matching nothing gives
-// an empty list, a concrete name that does not exist gives ErrNotFound.
+// _cat/indices/<pattern>?format=json&bytes=b&expand_wildcards=all. The pattern comes from
+// the caller, e.g. "monocle.*" (see ConfigIndex and WorkspaceIndexPrefix), or is a
+// comma-separated list of names; a pattern matching nothing gives an empty list, a concrete
+// name that does not exist gives ErrNotFound. expand_wildcards=all makes a wildcard match
+// hidden indices too (index.hidden, such as the .ds-* backing indices of data streams),
+// which the cat indices API leaves out by default (Elasticsearch 7.17 reference, cat indices
+// API, expand_wildcards; hidden indices are matched by a wildcard only with "hidden" or
+// "all", unless the pattern starts with a dot).
 func (c *client) Indices(ctx context.Context, pattern string) ([]Index, error) {
 	const what = "_cat/indices"
 	if pattern == "" || strings.ContainsAny(pattern, "/?#% \t\n") {
@@ -314,7 +382,7 @@ func (c *client) Indices(ctx context.Context, pattern string) ([]Index, error) {
 		DocsCount catString `json:"docs.count"`
 		StoreSize catString `json:"store.size"`
 	}
-	req := esapi.CatIndicesRequest{Index: []string{pattern}, Format: "json", Bytes: "b"}
+	req := esapi.CatIndicesRequest{Index: []string{pattern}, Format: "json", Bytes: "b", ExpandWildcards: "all"}
 	if err := c.callJSON(ctx, "GET _cat/indices/"+pattern, what, req, &rows); err != nil {
 		return nil, err
 	}

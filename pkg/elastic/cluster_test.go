@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -212,9 +213,17 @@ func TestReadOnlyIndices(t *testing.T) {
 		"garbage":      {reply: reply{200, `[]`}, wantErr: "decoding _all/_settings"},
 		"null":         {reply: reply{200, `null`}, wantErr: "decoding _all/_settings"},
 		"error status": {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+		// A flood-stage block on a data stream's hidden backing index, listed with
+		// expand_wildcards=all only (GetSettingsResponse.toXContent leaves out the indices
+		// without the setting).
+		"hidden index": {
+			reply: reply{200, `{".ds-ilm-history-5-2021.12.16-000001":{"settings":{"index.blocks.read_only_allow_delete":"true"}}}`},
+			want:  []string{".ds-ilm-history-5-2021.12.16-000001"},
+		},
 	}, elastic.Client.ReadOnlyIndices, func(t *testing.T, r elastictest.Request) {
-		if q := r.Query; q.Get("flat_settings") != "true" {
-			t.Errorf("query %v, want flat_settings=true", q)
+		// _all alone is the visible open indices (RestGetSettingsAction: strictExpandOpen).
+		if q := r.Query; q.Get("flat_settings") != "true" || q.Get("expand_wildcards") != "all" {
+			t.Errorf("query %v, want flat_settings=true and expand_wildcards=all", q)
 		}
 	})
 }
@@ -322,6 +331,9 @@ func TestIndices(t *testing.T) {
 			}
 			if tc.reply.status != 0 {
 				checkBytesAsJSON(t, srv.Requests()[0])
+				if q := srv.Requests()[0].Query; q.Get("expand_wildcards") != "all" {
+					t.Errorf("query %v, want expand_wildcards=all (hidden indices listed)", q)
+				}
 			}
 		})
 	}
@@ -347,22 +359,85 @@ func TestCloseIndices(t *testing.T) {
 	}
 }
 
+// catRows are rows of GET _cat/indices (Elasticsearch 7.17, format=json, bytes=b) of the
+// two indices of a restore, each open or closed as status says.
+func catRows(config, demo string) string {
+	row := `{"health":"yellow","status":"%s","index":"%s","uuid":"u","pri":"1","rep":"1","docs.count":"0","docs.deleted":"0","store.size":"208","pri.store.size":"208"}`
+	return "[" + fmt.Sprintf(row, config, "monocle.config") + "," + fmt.Sprintf(row, demo, "monocle.changes.1.demo") + "]"
+}
+
+// shardRows are rows of GET _cat/shards?format=json&h=index,shard,prirep,state (Elasticsearch
+// 7.17 cat shards API; every cell a string) of the two indices of a restore: each a primary
+// in the given state and a replica a single node leaves UNASSIGNED.
+func shardRows(config, demo string) string {
+	row := `{"index":"%s","shard":"0","prirep":"%s","state":"%s"}`
+	return "[" + strings.Join([]string{
+		fmt.Sprintf(row, "monocle.config", "p", config), fmt.Sprintf(row, "monocle.config", "r", "UNASSIGNED"),
+		fmt.Sprintf(row, "monocle.changes.1.demo", "p", demo), fmt.Sprintf(row, "monocle.changes.1.demo", "r", "UNASSIGNED"),
+	}, ",") + "]"
+}
+
 func TestRestoreDone(t *testing.T) {
-	initializing := strings.Replace(healthBody("red", 1, 0, false), `"initializing_shards" : 0`, `"initializing_shards" : 1`, 1)
-	testReads(t, "GET", "/_cluster/health/monocle.config,monocle.changes.1.demo", map[string]callCase[bool]{
-		"green":                            {reply: reply{200, healthBody("green", 2, 0, false)}, want: true},
-		"yellow: replicas never assigned":  {reply: reply{200, healthBody("yellow", 2, 2, false)}, want: true},
-		"red: primaries recovering":        {reply: reply{200, initializing}, want: false},
-		"408: an index does not exist yet": {reply: reply{408, healthBody("red", 0, 0, true)}, want: false},
-		"garbage":                          {reply: reply{200, `{"status":`}, wantErr: "decoding _cluster/health/<indices>"},
-		"error status":                     {reply: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
-	}, func(c elastic.Client, ctx context.Context) (bool, error) {
-		return c.RestoreDone(ctx, []string{"monocle.config", "monocle.changes.1.demo"})
-	}, func(t *testing.T, r elastictest.Request) {
-		if q := r.Query; q.Get("timeout") != "1ms" {
-			t.Errorf("query %v, want timeout=1ms", q)
-		}
-	})
+	const (
+		indicesPath = "/_cat/indices/monocle.config,monocle.changes.1.demo"
+		shardsPath  = "/_cat/shards/monocle.config,monocle.changes.1.demo"
+		healthPath  = "/_cluster/health/monocle.config,monocle.changes.1.demo"
+	)
+	open := reply{200, catRows("open", "open")}
+	missing := reply{404, `{"error":{"root_cause":[{"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.demo]"}],"type":"index_not_found_exception","reason":"no such index [monocle.changes.1.demo]"},"status":404}`}
+	tests := map[string]struct {
+		indices, shards reply
+		// health, when set, is what GET _cluster/health/<indices> would answer: RestoreDone
+		// does not ask it, as it cannot tell.
+		health  string
+		want    bool
+		wantErr string
+	}{
+		"primaries started":    {indices: open, shards: reply{200, shardRows("STARTED", "STARTED")}, want: true},
+		"primary relocating":   {indices: open, shards: reply{200, shardRows("STARTED", "RELOCATING")}, want: true},
+		"primary initializing": {indices: open, shards: reply{200, shardRows("STARTED", "INITIALIZING")}},
+		// Elasticsearch 7.x reports a primary being restored as yellow, not red, also before
+		// it starts initializing (ClusterShardHealth.getInactivePrimaryHealth).
+		"yellow, a primary unassigned": {indices: open, shards: reply{200, shardRows("STARTED", "UNASSIGNED")},
+			health: healthBody("yellow", 1, 3, false)},
+		"an index without primary row": {indices: open, shards: reply{200, `[{"index":"monocle.config","shard":"0","prirep":"p","state":"STARTED"}]`}},
+		"an index closed":              {indices: reply{200, catRows("open", "close")}},
+		"an index missing":             {indices: missing},
+		"shards missing an index":      {indices: open, shards: missing},
+		"shards garbage":               {indices: open, shards: reply{200, `{"state":"STARTED"}`}, wantErr: "decoding _cat/shards"},
+		"shards row without index":     {indices: open, shards: reply{200, `[{"prirep":"p","state":"STARTED"}]`}, wantErr: "no index name"},
+		"shards error status":          {indices: open, shards: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+		"indices error status":         {indices: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Reply("GET", indicesPath, tc.indices.status, tc.indices.body)
+			if tc.shards.status != 0 {
+				srv.Reply("GET", shardsPath, tc.shards.status, tc.shards.body)
+			}
+			if tc.health != "" {
+				srv.Reply("GET", healthPath, 200, tc.health)
+			}
+			got, err := newClient(t, srv).RestoreDone(context.Background(), []string{"monocle.config", "monocle.changes.1.demo"})
+			checkErr(t, err, tc.wantErr)
+			if got != tc.want {
+				t.Errorf("RestoreDone = %v, want %v", got, tc.want)
+			}
+			if r := srv.RequestsTo("GET", indicesPath); len(r) != 1 || r[0].Query.Get("expand_wildcards") != "all" {
+				t.Errorf("requests to %s: %+v, want one with expand_wildcards=all", indicesPath, r)
+			}
+			shards := srv.RequestsTo("GET", shardsPath)
+			if want := tc.shards.status != 0; (len(shards) == 1) != want || len(shards) > 1 {
+				t.Errorf("%d requests to %s, want one only when every index is open", len(shards), shardsPath)
+			}
+			for _, r := range shards {
+				if q := r.Query; q.Get("format") != "json" || q.Get("h") != "index,shard,prirep,state" {
+					t.Errorf("_cat/shards query %v, want format=json and h=index,shard,prirep,state", q)
+				}
+			}
+		})
+	}
 }
 
 func TestDeleteIndex(t *testing.T) {

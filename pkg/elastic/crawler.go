@@ -3,6 +3,7 @@ package elastic
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,55 +14,113 @@ import (
 
 // CrawlerProgress is how far one crawler of a workspace has crawled, from the crawler
 // metadata documents Monocle keeps in the workspace's index: one per crawled entity (project,
-// organization, task data), {"crawler_metadata": {"crawler_name", "crawler_type",
+// organization, task data, user), {"crawler_metadata": {"crawler_name", "crawler_type",
 // "crawler_type_value", "last_commit_at"}} (Monocle 1.11.2, src/Monocle/Backend/Documents.hs,
 // ECrawlerMetadataObject). The crawler commits an entity's last_commit_at once it has
 // indexed the entity's changes up to the time its pass started
-// (src/Macroscope/Worker.hs, commitTimestamp): the oldest date of a crawler's entities is the
-// point up to which everything it crawls is indexed, and it stops moving when the crawler
-// hangs or fails on an entity.
+// (src/Macroscope/Worker.hs, commitTimestamp). Monocle never deletes a document (only
+// ensureCrawlerMetadata in src/Monocle/Backend/Index.hs writes new ones), so Entities also
+// holds the entities of earlier configs of the crawler, whose dates may no longer move.
 type CrawlerProgress struct {
 	// Crawler is the crawler's name in config.yaml.
 	Crawler string
-	// Entities is the number of entities the crawler has metadata for.
-	Entities int
-	// Oldest and Newest are the oldest and newest last_commit_at of its entities, in UTC.
-	Oldest, Newest time.Time
+	// Entities are the crawler's documents, in the composite aggregation's order: by type,
+	// then value.
+	Entities []CrawlerEntity
 }
 
-// crawlerProgressQuery aggregates the crawler metadata documents of an index by crawler name,
-// with the oldest and newest last_commit_at of each (Elasticsearch 7.17 reference, terms,
-// min and max aggregations).
-const crawlerProgressQuery = `{"size":0,"query":{"exists":{"field":"crawler_metadata.crawler_name"}},` +
-	`"aggs":{"crawlers":{"terms":{"field":"crawler_metadata.crawler_name","size":1000},` +
-	`"aggs":{"oldest":{"min":{"field":"crawler_metadata.last_commit_at"}},"newest":{"max":{"field":"crawler_metadata.last_commit_at"}}}}}}`
+// CrawlerEntity is the entity of one crawler metadata document and its date.
+type CrawlerEntity struct {
+	// Type is crawler_type: organization, project, taskdata or user (entityTypeName in
+	// src/Monocle/Entity.hs); Value is crawler_type_value, the entity's name.
+	Type, Value string
+	// LastCommitAt is last_commit_at, in UTC.
+	LastCommitAt time.Time
+}
 
-// CrawlersProgress reports the progress of every crawler with metadata in index (a
-// workspace's, WorkspaceIndexPrefix + name), sorted by crawler name, from one search with
-// aggregations (POST <index>/_search). A missing index is ErrNotFound.
+// crawlerEntitiesQuery lists the crawler metadata documents of an index by (crawler name,
+// type, value), with the last_commit_at of each: a composite aggregation of three terms
+// sources, read page by page with its after_key, and a max sub-aggregation, which gives a date
+// as epoch milliseconds with value_as_string
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/search-aggregations-bucket-composite-aggregation.html,
+// "Pagination" and "Sub-aggregations";
+// https://www.elastic.co/guide/en/elasticsearch/reference/7.17/search-aggregations-metrics-max-aggregation.html).
+// Its %d is the page size, its %s `"after":<after_key>,` from the second page on.
+const crawlerEntitiesQuery = `{"size":0,"query":{"exists":{"field":"crawler_metadata.crawler_name"}},` +
+	`"aggs":{"entities":{"composite":{"size":%d,%s"sources":[{"crawler":{"terms":{"field":"crawler_metadata.crawler_name"}}},` +
+	`{"type":{"terms":{"field":"crawler_metadata.crawler_type"}}},{"value":{"terms":{"field":"crawler_metadata.crawler_type_value"}}}]},` +
+	`"aggs":{"last_commit_at":{"max":{"field":"crawler_metadata.last_commit_at"}}}}}}`
+
+// crawlerPageSize is the number of documents one search of CrawlersProgress reads (the
+// reference advises 100 or 1000 for pagination).
+var crawlerPageSize = 1000
+
+// CrawlersProgress reports the entities of every crawler with metadata in index (a
+// workspace's, WorkspaceIndexPrefix + name), sorted by crawler name, from searches with a
+// composite aggregation (POST <index>/_search), one per crawlerPageSize documents. A missing
+// index is ErrNotFound.
 func (c *client) CrawlersProgress(ctx context.Context, index string) ([]CrawlerProgress, error) {
-	type bucket struct {
-		crawlerBucket
-		Oldest struct {
-			Value *float64 `json:"value"`
-		} `json:"oldest"`
-		Newest struct {
-			Value *float64 `json:"value"`
-		} `json:"newest"`
+	if err := checkName("index", index); err != nil {
+		return nil, fmt.Errorf("crawler progress: %w", err)
 	}
-	buckets, err := searchCrawlerBuckets[bucket](ctx, c, "crawler progress", index, crawlerProgressQuery)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]CrawlerProgress, 0, len(buckets))
-	for _, b := range buckets {
-		if b.Key == "" || b.Oldest.Value == nil || b.Newest.Value == nil {
-			return nil, fmt.Errorf("decoding %s: crawler bucket %q without a name or dates", searchWhat, b.Key)
+	var out []CrawlerProgress
+	byName := map[string]int{}
+	var after json.RawMessage
+	for {
+		var resp struct {
+			Aggregations *struct {
+				Entities struct {
+					// AfterKey is absent once no bucket is left (elastic/elasticsearch,
+					// CompositeAggregation.toXContentFragment).
+					AfterKey json.RawMessage `json:"after_key"`
+					Buckets  []struct {
+						Key struct {
+							Crawler string `json:"crawler"`
+							Type    string `json:"type"`
+							Value   string `json:"value"`
+						} `json:"key"`
+						LastCommitAt struct {
+							Value *float64 `json:"value"`
+						} `json:"last_commit_at"`
+					} `json:"buckets"`
+				} `json:"entities"`
+			} `json:"aggregations"`
 		}
-		out = append(out, CrawlerProgress{Crawler: b.Key, Entities: b.DocCount,
-			Oldest: time.UnixMilli(int64(*b.Oldest.Value)).UTC(), Newest: time.UnixMilli(int64(*b.Newest.Value)).UTC()})
+		var from string
+		if after != nil {
+			from = `"after":` + string(after) + ","
+		}
+		query := fmt.Sprintf(crawlerEntitiesQuery, crawlerPageSize, from)
+		req := esapi.SearchRequest{Index: []string{index}, Body: strings.NewReader(query)}
+		if err := c.callJSON(ctx, "POST "+index+"/_search", searchWhat, req, &resp); err != nil {
+			return nil, err
+		}
+		if resp.Aggregations == nil {
+			return nil, fmt.Errorf("decoding %s: no aggregations", searchWhat)
+		}
+		page := resp.Aggregations.Entities
+		for _, b := range page.Buckets {
+			if b.Key.Crawler == "" || b.LastCommitAt.Value == nil {
+				return nil, fmt.Errorf("decoding %s: crawler entity %+v without a crawler name or a date", searchWhat, b.Key)
+			}
+			i, ok := byName[b.Key.Crawler]
+			if !ok {
+				i = len(out)
+				byName[b.Key.Crawler] = i
+				out = append(out, CrawlerProgress{Crawler: b.Key.Crawler})
+			}
+			out[i].Entities = append(out[i].Entities, CrawlerEntity{Type: b.Key.Type, Value: b.Key.Value,
+				LastCommitAt: time.UnixMilli(int64(*b.LastCommitAt.Value)).UTC()})
+		}
+		if len(page.Buckets) < crawlerPageSize || page.AfterKey == nil || bytes.Equal(page.AfterKey, after) {
+			break
+		}
+		after = page.AfterKey
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Crawler < out[j].Crawler })
+	if out == nil {
+		out = []CrawlerProgress{}
+	}
 	return out, nil
 }
 

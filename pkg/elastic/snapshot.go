@@ -9,6 +9,7 @@ import (
 	"io"
 	"maps"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/elastic/go-elasticsearch/v7/esapi"
@@ -147,13 +148,30 @@ type snapshotBody struct {
 // CreateSnapshot starts snapshot name of indices in repo with PUT
 // _snapshot/<repo>/<name>?wait_for_completion=false, body {"indices": [...],
 // "include_global_state": false}, and returns once Elasticsearch accepted it; follow it with
-// Snapshot. Elasticsearch refuses a name already used in the repository with 400
-// invalid_snapshot_name_exception.
+// Snapshot. Elasticsearch refuses a name already used in the repository, or one of a snapshot
+// still running, with 400 invalid_snapshot_name_exception (IsSnapshotNameTaken).
 func (c *client) CreateSnapshot(ctx context.Context, repo, name string, indices []string) error {
 	return c.start(ctx, "creating snapshot", repo, name, indices, "PUT _snapshot/"+repo+"/"+name,
 		"_snapshot/<repository>/<snapshot>", func(body io.Reader) request {
 			return esapi.SnapshotCreateRequest{Repository: repo, Snapshot: name, Body: body, WaitForCompletion: ptr(false)}
 		})
+}
+
+// IsSnapshotNameTaken reports whether err is Elasticsearch 7.17 refusing to create a
+// snapshot because the repository already holds one of that name or one of that name is
+// still running: 400 invalid_snapshot_name_exception with the reason "[<repo>:<name>]
+// Invalid snapshot name [<name>], snapshot with the same name already exists" or "..., snapshot
+// with the same name is already in-progress" (elastic/elasticsearch v7.17
+// SnapshotsService.createSnapshot: ensureSnapshotNameAvailableInRepo, then
+// ensureSnapshotNameNotRunning; InvalidSnapshotNameException.status is BAD_REQUEST). From 8.2
+// the type is snapshot_name_already_in_use_exception, which 7.17 never sends.
+func IsSnapshotNameTaken(err error) bool {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Code != 400 || se.Type != "invalid_snapshot_name_exception" {
+		return false
+	}
+	return strings.HasSuffix(se.Reason, "snapshot with the same name already exists") ||
+		strings.HasSuffix(se.Reason, "snapshot with the same name is already in-progress")
 }
 
 // start checks repo, name and indices, sends the request that newRequest builds around the
@@ -273,13 +291,17 @@ func millis(ms int64) time.Time {
 }
 
 // getSnapshots reads GET _snapshot/<repo>/<names>; Elasticsearch 7.16 and later answer
-// {"snapshots": [...], "total": n, "remaining": n}.
-func (c *client) getSnapshots(ctx context.Context, repo, names string) ([]Snapshot, error) {
+// {"snapshots": [...], "total": n, "remaining": n}. With ignoreUnavailable, the snapshots
+// whose metadata cannot be read are left out of the answer instead of failing it.
+func (c *client) getSnapshots(ctx context.Context, repo, names string, ignoreUnavailable bool) ([]Snapshot, error) {
 	const what = "_snapshot/<repository>/<snapshot>"
 	var resp struct {
 		Snapshots *[]snapshotInfo `json:"snapshots"`
 	}
 	req := esapi.SnapshotGetRequest{Repository: repo, Snapshot: []string{names}}
+	if ignoreUnavailable {
+		req.IgnoreUnavailable = ptr(true)
+	}
 	if err := c.callJSON(ctx, "GET _snapshot/"+repo+"/"+names, what, req, &resp); err != nil {
 		return nil, err
 	}
@@ -297,16 +319,61 @@ func (c *client) getSnapshots(ctx context.Context, repo, names string) ([]Snapsh
 	return out, nil
 }
 
-// Snapshots lists the snapshots of repo, sorted by start time then name, from GET
-// _snapshot/<repo>/_all. A repository not registered is ErrNotFound
-// (repository_missing_exception).
-func (c *client) Snapshots(ctx context.Context, repo string) ([]Snapshot, error) {
-	if err := checkName("repository", repo); err != nil {
-		return nil, fmt.Errorf("listing snapshots: %w", err)
+// snapshotNames returns the names of every snapshot of repo, unreadable ones included, from
+// GET _snapshot/<repo>/_all?verbose=false. Elasticsearch 7.17 answers it from the
+// repository's index-N blob (RepositoryData) and the running snapshots of the cluster state,
+// without reading any snapshot's own metadata (elastic/elasticsearch v7.17
+// TransportGetSnapshotsAction.loadSnapshotInfos and buildSimpleSnapshotInfos; the verbose
+// parameter of https://www.elastic.co/guide/en/elasticsearch/reference/7.17/get-snapshot-api.html
+// "only show the basic info found in the repository index blob"): each snapshot is
+// {"snapshot", "uuid", "repository", "indices", "data_streams", "state"}, without times.
+func (c *client) snapshotNames(ctx context.Context, repo string) ([]string, error) {
+	const what = "_snapshot/<repository>/_all?verbose=false"
+	var resp struct {
+		Snapshots *[]struct {
+			Snapshot string `json:"snapshot"`
+		} `json:"snapshots"`
 	}
-	out, err := c.getSnapshots(ctx, repo, "_all")
-	if err != nil {
+	req := esapi.SnapshotGetRequest{Repository: repo, Snapshot: []string{"_all"}, Verbose: ptr(false)}
+	if err := c.callJSON(ctx, "GET _snapshot/"+repo+"/_all?verbose=false", what, req, &resp); err != nil {
 		return nil, err
+	}
+	if resp.Snapshots == nil {
+		return nil, fmt.Errorf("decoding %s: no \"snapshots\" list", what)
+	}
+	names := make([]string, 0, len(*resp.Snapshots))
+	for _, s := range *resp.Snapshots {
+		if s.Snapshot == "" {
+			return nil, fmt.Errorf("decoding %s: a snapshot has no name", what)
+		}
+		names = append(names, s.Snapshot)
+	}
+	return names, nil
+}
+
+// Snapshots lists the snapshots of repo: those it can read, sorted by start time then name,
+// and, sorted, the names of those whose metadata (snap-<uuid>.dat) cannot be read.
+//
+// GET _snapshot/<repo>/_all fails whole on one unreadable snapshot, with 500
+// snapshot_exception (a damaged blob) or 404 snapshot_missing_exception (a missing one)
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/get-snapshot-api.html: "Using
+// _all in a request fails if any snapshots are unavailable"; elastic/elasticsearch v7.17
+// BlobStoreRepository.getOneSnapshotInfo). The list is therefore read with
+// ignore_unavailable=true, which skips them silently, and the unreadable ones are found as
+// the names the repository data lists (snapshotNames, read first) that the list lacks. A
+// snapshot deleted by someone else between the two requests shows as unreadable until the
+// next listing. A repository not registered is ErrNotFound (repository_missing_exception).
+func (c *client) Snapshots(ctx context.Context, repo string) ([]Snapshot, []string, error) {
+	if err := checkName("repository", repo); err != nil {
+		return nil, nil, fmt.Errorf("listing snapshots: %w", err)
+	}
+	names, err := c.snapshotNames(ctx, repo)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := c.getSnapshots(ctx, repo, "_all", true)
+	if err != nil {
+		return nil, nil, err
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		if !out[i].Start.Equal(out[j].Start) {
@@ -314,7 +381,18 @@ func (c *client) Snapshots(ctx context.Context, repo string) ([]Snapshot, error)
 		}
 		return out[i].Name < out[j].Name
 	})
-	return out, nil
+	read := make(map[string]bool, len(out))
+	for _, s := range out {
+		read[s.Name] = true
+	}
+	var unreadable []string
+	for _, n := range names {
+		if !read[n] {
+			unreadable = append(unreadable, n)
+		}
+	}
+	sort.Strings(unreadable)
+	return out, unreadable, nil
 }
 
 // Snapshot describes snapshot name of repo, from GET _snapshot/<repo>/<name>. A missing
@@ -324,7 +402,7 @@ func (c *client) Snapshot(ctx context.Context, repo, name string) (Snapshot, err
 	if err := checkSnapshot(repo, name); err != nil {
 		return Snapshot{}, fmt.Errorf("getting snapshot: %w", err)
 	}
-	list, err := c.getSnapshots(ctx, repo, name)
+	list, err := c.getSnapshots(ctx, repo, name, false)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -395,9 +473,13 @@ func (c *client) DeleteSnapshot(ctx context.Context, repo, name string) error {
 // Restore starts restoring indices from snapshot name of repo with POST
 // _snapshot/<repo>/<name>/_restore?wait_for_completion=false, body {"indices": [...],
 // "include_global_state": false}, and returns once Elasticsearch accepted it; follow it with
-// RestoreDone. Each index must not exist or be closed (CloseIndices): Elasticsearch refuses
-// to restore over an open index with 500 snapshot_restore_exception. A snapshot written by a
-// newer Elasticsearch cannot be restored.
+// RestoreDone. Indices are concrete names: a concrete name restores that index only, never a
+// data stream or its hidden backing indices, which a wildcard such as "*" brings along
+// (elastic/elasticsearch RestoreService.startRestore: requested names are matched against
+// the snapshot's data streams first, whose backing indices are then added). Each index must
+// not exist or be closed (CloseIndices): Elasticsearch refuses the whole restore over an
+// open index with 500 snapshot_restore_exception (see RefusedOpenIndex). A snapshot written
+// by a newer Elasticsearch cannot be restored.
 func (c *client) Restore(ctx context.Context, repo, name string, indices []string) error {
 	return c.start(ctx, "restoring snapshot", repo, name, indices, "POST _snapshot/"+repo+"/"+name+"/_restore",
 		"_snapshot/<repository>/<snapshot>/_restore", func(body io.Reader) request {
@@ -410,4 +492,37 @@ func checkSnapshot(repo, name string) error {
 		return err
 	}
 	return checkName("snapshot", name)
+}
+
+// refusedOpenPrefix and refusedOpenSuffix enclose the index name in the reason Elasticsearch
+// 7.17 refuses a restore over an open index with: "[<repo>:<snapshot>/<uuid>] cannot restore
+// index [<index>] because an open index with same name already exists in the cluster. Either
+// close or delete the existing index or restore the index under a different name by providing
+// a rename pattern and replacement name" (elastic/elasticsearch RestoreService,
+// RestoreSnapshotStateTask.validateExistingClosedIndex; the [<repo>:<snapshot>/<uuid>] prefix
+// is SnapshotException's).
+const (
+	refusedOpenPrefix = "cannot restore index ["
+	refusedOpenSuffix = "] because an open index with same name already exists"
+)
+
+// RefusedOpenIndex returns the index a restore was refused for because an open index of that
+// name exists, and true, when err is that refusal: 500 snapshot_restore_exception whose
+// reason names the index (see refusedOpenPrefix). Elasticsearch stops at the first such index,
+// so the refusal names one index whatever the others are. For any other error it returns ""
+// and false.
+func RefusedOpenIndex(err error) (string, bool) {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Type != "snapshot_restore_exception" {
+		return "", false
+	}
+	_, rest, ok := strings.Cut(se.Reason, refusedOpenPrefix)
+	if !ok {
+		return "", false
+	}
+	index, _, ok := strings.Cut(rest, refusedOpenSuffix)
+	if !ok || index == "" {
+		return "", false
+	}
+	return index, true
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
@@ -161,7 +163,7 @@ func TestSnapshotArgumentsChecked(t *testing.T) {
 		"delete, reserved":     c.DeleteSnapshot(ctx, "backups", "_all"),
 		"repository, slash":    c.EnsureRepository(ctx, "a/b", elastic.Repository{Type: elastic.RepositoryFS, Location: "x"}),
 		"restore done, none":   func() error { _, err := c.RestoreDone(ctx, nil); return err }(),
-		"snapshots, empty":     func() error { _, err := c.Snapshots(ctx, ""); return err }(),
+		"snapshots, empty":     func() error { _, _, err := c.Snapshots(ctx, ""); return err }(),
 		"size, question mark":  func() error { _, err := c.SnapshotSize(ctx, "backups", "a?b"); return err }(),
 		"snapshot, whitespace": func() error { _, err := c.Snapshot(ctx, "backups", "a b"); return err }(),
 	}
@@ -224,18 +226,100 @@ var (
 		Start: time.Date(2024, 1, 3, 3, 0, 0, 250e6, time.UTC), Indices: []string{"monocle.changes.1.demo", "monocle.config"}}
 )
 
+// snapshotNames is GET _snapshot/backups/_all?verbose=false from Elasticsearch 7.17 for the
+// snapshots of snapshotsBody and, first, monocle-2023.12.31, whose metadata blob cannot be
+// read: the short form built from the repository data (TransportGetSnapshotsAction
+// buildSimpleSnapshotInfos; SnapshotInfo without times), which lists it all the same.
+const snapshotNames = `{"snapshots":[
+  {"snapshot":"monocle-2023.12.31","uuid":"pReOiBzOR0q8y_lGXJcdng","repository":"backups","indices":["monocle.changes.1.demo","monocle.config"],"data_streams":[],"state":"SUCCESS"},
+  {"snapshot":"monocle-2024.01.01","uuid":"vdRctLCxSketdKb54xw67g","repository":"backups","indices":["monocle.changes.1.demo","monocle.config"],"data_streams":[],"state":"SUCCESS"},
+  {"snapshot":"monocle-2024.01.02","uuid":"dKb54xw67gvdRctLCxSket","repository":"backups","indices":["monocle.changes.1.demo","monocle.config"],"data_streams":[],"state":"PARTIAL"},
+  {"snapshot":"monocle-2024.01.03","uuid":"kV3sWq4bQk2m1nJ7rT9yXw","repository":"backups","indices":["monocle.changes.1.demo","monocle.config"],"data_streams":[],"state":"IN_PROGRESS"}
+],"total":4,"remaining":0}`
+
+// TestSnapshots: the listing reads the names from the repository data (verbose=false), then
+// the snapshots with ignore_unavailable=true, and reports the names the second lacks as
+// unreadable instead of failing on them.
 func TestSnapshots(t *testing.T) {
-	testReads(t, "GET", "/_snapshot/backups/_all", map[string]callCase[[]elastic.Snapshot]{
-		"sorted by start time": {reply: reply{200, snapshotsBody}, want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}},
-		"empty repository":     {reply: reply{200, `{"snapshots":[],"total":0,"remaining":0}`}, want: []elastic.Snapshot{}},
-		"missing repository":   {reply: reply{404, repositoryMissing}, wantErr: "404"},
-		"no snapshots list":    {reply: reply{200, `{"total":0}`}, wantErr: `decoding _snapshot/<repository>/<snapshot>: no "snapshots" list`},
-		"unknown state":        {reply: reply{200, `{"snapshots":[{"snapshot":"a","state":"DONE"}]}`}, wantErr: `state "DONE"`},
-		"nameless snapshot":    {reply: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name"},
-		"garbage":              {reply: reply{200, `{"snapshots":{}}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>"},
-	}, func(c elastic.Client, ctx context.Context) ([]elastic.Snapshot, error) {
-		return c.Snapshots(ctx, "backups")
-	}, nil)
+	readable := strings.Replace(strings.Replace(snapshotNames, `"total":4`, `"total":3`, 1),
+		snapshotNames[strings.Index(snapshotNames, `  {"snapshot":"monocle-2023.12.31"`):strings.Index(snapshotNames, `  {"snapshot":"monocle-2024.01.01"`)], "", 1)
+	const empty = `{"snapshots":[],"total":0,"remaining":0}`
+	tests := map[string]struct {
+		names, list    reply
+		want           []elastic.Snapshot
+		wantUnreadable []string
+		wantErr        string
+		wantRequests   int
+	}{
+		"sorted by start time": {names: reply{200, readable}, list: reply{200, snapshotsBody},
+			want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}, wantRequests: 2},
+		"one unreadable, left out of the list": {names: reply{200, snapshotNames}, list: reply{200, snapshotsBody},
+			want: []elastic.Snapshot{snapSuccess, snapPartial, snapRunning}, wantUnreadable: []string{"monocle-2023.12.31"}, wantRequests: 2},
+		"empty repository":   {names: reply{200, empty}, list: reply{200, empty}, want: []elastic.Snapshot{}, wantRequests: 2},
+		"missing repository": {names: reply{404, repositoryMissing}, wantErr: "404", wantRequests: 1},
+		"no names list":      {names: reply{200, `{"total":0}`}, wantErr: `decoding _snapshot/<repository>/_all?verbose=false: no "snapshots" list`, wantRequests: 1},
+		"nameless name":      {names: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name", wantRequests: 1},
+		"list fails":         {names: reply{200, empty}, list: reply{500, `{"error":{"type":"exception","reason":"x"},"status":500}`}, wantErr: "500", wantRequests: 2},
+		"no snapshots list":  {names: reply{200, empty}, list: reply{200, `{"total":0}`}, wantErr: `decoding _snapshot/<repository>/<snapshot>: no "snapshots" list`, wantRequests: 2},
+		"unknown state":      {names: reply{200, empty}, list: reply{200, `{"snapshots":[{"snapshot":"a","state":"DONE"}]}`}, wantErr: `state "DONE"`, wantRequests: 2},
+		"nameless snapshot":  {names: reply{200, empty}, list: reply{200, `{"snapshots":[{"state":"SUCCESS"}]}`}, wantErr: "no name", wantRequests: 2},
+		"garbage":            {names: reply{200, empty}, list: reply{200, `{"snapshots":{}}`}, wantErr: "decoding _snapshot/<repository>/<snapshot>", wantRequests: 2},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			srv := elastictest.NewServer(t)
+			srv.Handle("GET", "/_snapshot/backups/_all", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Query().Get("verbose") == "false" {
+					elastictest.JSON(tc.names.status, tc.names.body).ServeHTTP(w, r)
+					return
+				}
+				elastictest.JSON(tc.list.status, tc.list.body).ServeHTTP(w, r)
+			}))
+			got, unreadable, err := newClient(t, srv).Snapshots(context.Background(), "backups")
+			checkErr(t, err, tc.wantErr)
+			if !reflect.DeepEqual(got, tc.want) || !reflect.DeepEqual(unreadable, tc.wantUnreadable) {
+				t.Errorf("Snapshots = %+v, unreadable %v; want %+v, %v", got, unreadable, tc.want, tc.wantUnreadable)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != tc.wantRequests {
+				t.Fatalf("%d requests, want %d", len(reqs), tc.wantRequests)
+			}
+			if q := reqs[0].Query; q.Get("verbose") != "false" {
+				t.Errorf("first request's query %v, want verbose=false", q)
+			}
+			if len(reqs) > 1 {
+				if q := reqs[1].Query; q.Get("ignore_unavailable") != "true" || q.Has("verbose") {
+					t.Errorf("second request's query %v, want ignore_unavailable=true, verbose by default", q)
+				}
+			}
+		})
+	}
+}
+
+// TestIsSnapshotNameTaken: both of Elasticsearch 7.17's refusals of a snapshot name in use,
+// the completed one and the running one, and nothing else.
+func TestIsSnapshotNameTaken(t *testing.T) {
+	for name, tc := range map[string]struct {
+		err  error
+		want bool
+	}{
+		"already exists": {&elastic.StatusError{Code: 400, Type: "invalid_snapshot_name_exception",
+			Reason: "[monocle:scheduled-20261125-0300] Invalid snapshot name [scheduled-20261125-0300], snapshot with the same name already exists"}, true},
+		"already in progress": {&elastic.StatusError{Code: 400, Type: "invalid_snapshot_name_exception",
+			Reason: "[monocle:scheduled-20261125-0300] Invalid snapshot name [scheduled-20261125-0300], snapshot with the same name is already in-progress"}, true},
+		"wrapped": {fmt.Errorf("PUT _snapshot/monocle/s: %w", &elastic.StatusError{Code: 400, Type: "invalid_snapshot_name_exception",
+			Reason: "[monocle:s] Invalid snapshot name [s], snapshot with the same name is already in-progress"}), true},
+		"a bad name": {&elastic.StatusError{Code: 400, Type: "invalid_snapshot_name_exception",
+			Reason: "[monocle:S] Invalid snapshot name [S], must be lowercase"}, false},
+		"8.2's type": {&elastic.StatusError{Code: 400, Type: "snapshot_name_already_in_use_exception",
+			Reason: "[monocle:s] Invalid snapshot name [s], snapshot with the same name already exists"}, false},
+		"concurrent": {&elastic.StatusError{Code: 503, Type: "concurrent_snapshot_execution_exception", Reason: "[monocle:s] a snapshot is already running"}, false},
+		"nil":        {nil, false},
+	} {
+		if got := elastic.IsSnapshotNameTaken(tc.err); got != tc.want {
+			t.Errorf("%s: IsSnapshotNameTaken(%v) = %v, want %v", name, tc.err, got, tc.want)
+		}
+	}
 }
 
 func TestSnapshot(t *testing.T) {
@@ -336,4 +420,37 @@ func TestRestore(t *testing.T) {
 	}, func(c elastic.Client, ctx context.Context) error {
 		return c.Restore(ctx, "backups", "monocle-2024.01.01", []string{"monocle.config", "monocle.changes.1.demo"})
 	}, checkStartRequest)
+}
+
+// refusedBody is Elasticsearch's answer to a restore over an open index, as a 7.16.0 node sent
+// it (RestoreService.validateExistingClosedIndex), the index here a data stream's hidden
+// backing index.
+const refusedBody = `{"error":{"root_cause":[{"type":"snapshot_restore_exception","reason":"[netology_backup:neto_snap_2021.12.16/pReOiBzOR0q8y_lGXJcdng] cannot restore index [.ds-ilm-history-5-2021.12.16-000001] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"}],"type":"snapshot_restore_exception","reason":"[netology_backup:neto_snap_2021.12.16/pReOiBzOR0q8y_lGXJcdng] cannot restore index [.ds-ilm-history-5-2021.12.16-000001] because an open index with same name already exists in the cluster. Either close or delete the existing index or restore the index under a different name by providing a rename pattern and replacement name"},"status":500}`
+
+func TestRefusedOpenIndex(t *testing.T) {
+	tests := map[string]struct {
+		reply reply
+		index string
+		ok    bool
+	}{
+		"open index in the way":   {reply: reply{500, refusedBody}, index: ".ds-ilm-history-5-2021.12.16-000001", ok: true},
+		"snapshot does not exist": {reply: reply{500, `{"error":{"type":"snapshot_restore_exception","reason":"[netology_backup:nope] snapshot does not exist"},"status":500}`}},
+		"another type, same text": {reply: reply{500, strings.ReplaceAll(refusedBody, "snapshot_restore_exception", "exception")}},
+		"no index name":           {reply: reply{500, strings.ReplaceAll(refusedBody, ".ds-ilm-history-5-2021.12.16-000001", "")}},
+		"index missing":           {reply: reply{404, `{"error":{"type":"index_not_found_exception","reason":"no such index [x]"},"status":404}`}},
+		"accepted":                {reply: reply{200, `{"accepted":true}`}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, c := serve(t, "POST", "/_snapshot/netology_backup/neto_snap_2021.12.16/_restore", tc.reply)
+			err := c.Restore(context.Background(), "netology_backup", "neto_snap_2021.12.16", []string{"monocle.config"})
+			index, ok := elastic.RefusedOpenIndex(err)
+			if index != tc.index || ok != tc.ok {
+				t.Errorf("RefusedOpenIndex(%v) = %q, %v; want %q, %v", err, index, ok, tc.index, tc.ok)
+			}
+		})
+	}
+	if index, ok := elastic.RefusedOpenIndex(errors.New("cannot restore index [x] because an open index with same name already exists")); ok {
+		t.Errorf("RefusedOpenIndex of an error that is not Elasticsearch's = %q, true", index)
+	}
 }

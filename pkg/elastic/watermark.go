@@ -53,6 +53,13 @@ func (w Watermark) Exceeded(d Disk) bool {
 	return d.TotalBytes > 0 && d.PercentUsed() > w.UsedPercent
 }
 
+// AnyExceeded reports whether d is past any of the three watermarks, each read as Exceeded
+// reads it: a byte watermark is a minimum of free space, which an admin can set to block
+// indices on a disk far from 85% used.
+func (w Watermarks) AnyExceeded(d Disk) bool {
+	return w.Low.Exceeded(d) || w.High.Exceeded(d) || w.FloodStage.Exceeded(d)
+}
+
 // String returns Raw.
 func (w Watermark) String() string { return w.Raw }
 

@@ -92,3 +92,43 @@ func TestWatermarkExceeded(t *testing.T) {
 		})
 	}
 }
+
+// TestWatermarksAnyExceeded: the blocks are worth reading as soon as one watermark is past,
+// a byte flood stage included on a disk far from 85% used.
+func TestWatermarksAnyExceeded(t *testing.T) {
+	const gib = 1 << 30
+	half := elastic.Disk{UsedBytes: 50 * gib, AvailableBytes: 50 * gib, TotalBytes: 100 * gib}
+	marks := func(low, high, flood string) elastic.Watermarks {
+		var w elastic.Watermarks
+		for _, f := range []struct {
+			dst *elastic.Watermark
+			raw string
+		}{{&w.Low, low}, {&w.High, high}, {&w.FloodStage, flood}} {
+			var err error
+			if *f.dst, err = elastic.ParseWatermark(f.raw); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return w
+	}
+	tests := map[string]struct {
+		w    elastic.Watermarks
+		want bool
+	}{
+		"defaults, half used":              {marks("85%", "90%", "95%"), false},
+		"low at 40%":                       {marks("40%", "90%", "95%"), true},
+		"high as a ratio of 0.45":          {marks("0.5", "0.45", "0.95"), true},
+		"flood stage of 60gb free":         {marks("80gb", "70gb", "60gb"), true},
+		"byte watermarks with room left":   {marks("30gb", "20gb", "10gb"), false},
+		"exactly at the low is not past":   {marks("50%", "90%", "95%"), false},
+		"exactly at the free is not past":  {marks("50gb", "40gb", "30gb"), false},
+		"one byte short of the flood free": {marks("60gb", "55gb", "53687091201b"), true},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.w.AnyExceeded(half); got != tc.want {
+				t.Errorf("AnyExceeded(half used) = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -62,6 +62,8 @@ type Crawler struct {
 	TokenVariable string
 	// UpdateSince is update_since, the date crawling starts from.
 	UpdateSince string
+	// Entities are the provider keys that name what the crawler crawls (see EntityFilter).
+	Entities Entities
 }
 
 // Ident is one identity of a workspace: a person and the provider accounts that are theirs.
@@ -141,14 +143,17 @@ func parse(data string) (*Config, error) {
 	if perr != nil {
 		return nil, perr
 	}
-	root, ok := doc.(map[string]any)
-	if !ok {
-		if doc == nil {
-			return nil, newError("", ReasonSyntax, "config.yaml is empty: it needs a workspaces list")
-		}
-		return nil, newError("", ReasonSyntax, fmt.Sprintf("config.yaml must be a mapping with a workspaces list, not %s", typeName(doc)))
+	if doc == nil {
+		return nil, newError("", ReasonSyntax, "config.yaml is empty: it needs a workspaces list")
 	}
-	c, err := parseConfig(object{m: root})
+	root, err := asObject("", doc)
+	if err != nil {
+		if err.Reason == ReasonWrongType {
+			err = newError("", ReasonSyntax, fmt.Sprintf("config.yaml must be a mapping with a workspaces list, not %s", typeName(doc)))
+		}
+		return nil, err
+	}
+	c, err := parseConfig(root)
 	if err != nil {
 		return nil, err
 	}
@@ -441,6 +446,6 @@ func parseCrawler(o object) (Crawler, *Error) {
 	if err != nil {
 		return cr, err
 	}
-	cr.Provider, cr.TokenVariable, err = parseProvider(keyPath(o.path, "provider"), v)
+	cr.Provider, cr.TokenVariable, cr.Entities, err = parseProvider(keyPath(o.path, "provider"), v)
 	return cr, err
 }

@@ -96,9 +96,11 @@ func TestParseFull(t *testing.T) {
 			Name:                   "openstack",
 			CrawlersAPIKeyVariable: "OPENSTACK_API_KEY",
 			Crawlers: []Crawler{
-				{Name: "gerrit-anon", Provider: ProviderGerrit, UpdateSince: "2021-10-01"},
+				{Name: "gerrit-anon", Provider: ProviderGerrit, UpdateSince: "2021-10-01",
+					Entities: Entities{Repositories: []string{"^zuul/.*"}, RepositoriesSet: true}},
 				{Name: "gerrit-login", Provider: ProviderGerrit, TokenVariable: "GERRIT_PASSWORD", UpdateSince: "2021-10-01 00:00:00 UTC"},
-				{Name: "bz", Provider: ProviderBugzilla, TokenVariable: "RH_BZ", UpdateSince: "2021-10-01T00:00:00Z"},
+				{Name: "bz", Provider: ProviderBugzilla, TokenVariable: "RH_BZ", UpdateSince: "2021-10-01T00:00:00Z",
+					Entities: Entities{Products: []string{"OpenStack"}}},
 			},
 			Projects: []string{"zuul"},
 			Idents: []Ident{
@@ -111,9 +113,11 @@ func TestParseFull(t *testing.T) {
 			Name:                   "github_and-more.42",
 			CrawlersAPIKeyVariable: "CRAWLERS_API_KEY",
 			Crawlers: []Crawler{
-				{Name: "gh", Provider: ProviderGitHub, TokenVariable: "GITHUB_TOKEN", UpdateSince: "2024-01-01"},
-				{Name: "gh-users", Provider: ProviderGitHubUser, TokenVariable: "GH_USERS", UpdateSince: "2024-01-01"},
-				{Name: "gl", Provider: ProviderGitLab, TokenVariable: "GL", UpdateSince: "2024-01-01"},
+				{Name: "gh", Provider: ProviderGitHub, TokenVariable: "GITHUB_TOKEN", UpdateSince: "2024-01-01",
+					Entities: Entities{Organization: "change-metrics", Repositories: []string{"monocle"}, RepositoriesSet: true}},
+				{Name: "gh-users", Provider: ProviderGitHubUser, TokenVariable: "GH_USERS", UpdateSince: "2024-01-01",
+					Entities: Entities{Users: []string{"jane"}}},
+				{Name: "gl", Provider: ProviderGitLab, TokenVariable: "GL", UpdateSince: "2024-01-01", Entities: Entities{Organization: "redhat"}},
 				{Name: "app", Provider: ProviderGitHubApplication, UpdateSince: "2024-01-01"},
 				{Name: "td", Provider: ProviderTaskData, UpdateSince: "2024-01-01"},
 			},
@@ -175,6 +179,7 @@ workspaces:
 `, tokens: []string{"GITHUB_TOKEN"}},
 		"unicode lowercase workspace name": {config: "workspaces: [{name: démo-ß, crawlers: []}]"},
 		"unquoted date":                    {config: "workspaces: [{name: a, crawlers: [{name: c, update_since: 2020-01-01, provider: TaskDataProvider}]}]"},
+		"date with lowercase t and z":      {config: "workspaces: [{name: a, crawlers: [{name: c, update_since: 2020-01-01t00:00:00z, provider: TaskDataProvider}]}]"},
 		"loop_delay_sec as 1e3":            {config: "crawlers: {loop_delay_sec: 1e3}\nworkspaces: [{name: a, crawlers: []}]"},
 		"YAML 1.2: yes, no, on, off and y are strings": {config: "workspaces: [{name: 'on', crawlers: [{name: no, update_since: '2020-01-01', provider: {gerrit_url: y, gerrit_login: off}}]}]",
 			tokens: []string{"GERRIT_PASSWORD"}},
@@ -226,6 +231,8 @@ func TestParseRejects(t *testing.T) {
 	crawler := func(provider string) string {
 		return "workspaces:\n  - name: w\n    crawlers:\n      - name: c\n        update_since: \"2020-01-01\"\n        provider: " + provider + "\n"
 	}
+	// crawlers returns a config whose top-level crawlers section is section.
+	crawlers := func(section string) string { return "crawlers: " + section + "\nworkspaces: [{name: a, crawlers: []}]" }
 	tests := map[string]struct {
 		config string
 		path   string
@@ -305,6 +312,8 @@ func TestParseRejects(t *testing.T) {
 		// The aliases Monocle's API stops on (loadAliases), with Monocle's messages.
 		"alias with a bad date": {config: alias("from:hier"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
 			message: `search alias "b" is not a query Monocle runs, and its API would not start ("Invalid aliases"): Invalid date: hier, at character 0 of "from:hier"`},
+		"alias with a year of leading zeros before 1970": {config: alias("from:0000001969"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
+			message: "Date is too old: 1969-01-01 00:00:00 UTC, at character 0"},
 		"alias with an unknown field": {config: alias("bad:cofee"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
 			message: "Unknown field: bad, at character 0"},
 		"alias with a space after the operator": {config: alias("a: b"), path: "workspaces[1].search_aliases[1].alias", reason: ReasonInvalid,
@@ -331,6 +340,16 @@ func TestParseRejects(t *testing.T) {
 		"YAML 1.2 true":   {config: "workspaces: [{name: true, crawlers: []}]", path: "workspaces[0].name", reason: ReasonWrongType, message: "not a boolean"},
 		"recursive alias": {config: "a: &a [*a]\nworkspaces: [{name: a, crawlers: []}]", reason: ReasonSyntax, message: "alias"},
 		"billion laughs":  {config: laughs, reason: ReasonSyntax},
+		// Lists that are no {key, value} list where a record is expected are a Mismatch for
+		// dhall-json; a key given twice is refused, where dhall-json keeps its last value.
+		"key-value item without a value":           {config: crawlers("[{key: loop_delay_sec}]"), path: "crawlers", reason: ReasonWrongType, message: "item 0 is not"},
+		"key-value item with a number key":         {config: crawlers("[{key: 1, value: 2}]"), path: "crawlers", reason: ReasonWrongType},
+		"mapKey and mapValue, for Dhall maps only": {config: crawlers("[{mapKey: loop_delay_sec, mapValue: 1}]"), path: "crawlers", reason: ReasonWrongType},
+		"key-value key given twice": {config: crawlers("[{key: loop_delay_sec, value: 1}, {key: loop_delay_sec, value: 2}]"),
+			path: "crawlers[1]", reason: ReasonDuplicate, message: `"loop_delay_sec" again`},
+		"field of a record read from a key-value list": {config: crawlers("[{key: loop_delay_sec, value: -1}]"), path: "crawlers.loop_delay_sec", reason: ReasonInvalid},
+		"empty list for a record with a required list": {config: "about: []\nworkspaces: [{name: a, crawlers: []}]", path: "about.links", reason: ReasonMissing},
+		"empty list for a provider":                    {config: crawler("[]"), path: "workspaces[0].crawlers[0].provider", reason: ReasonUnknownProvider},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

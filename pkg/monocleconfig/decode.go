@@ -3,14 +3,14 @@ package monocleconfig
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"strconv"
+	"strings"
 )
 
 // The helpers below read the JSON form of the YAML document (what sigs.k8s.io/yaml produces:
 // map[string]any, []any, string, json.Number, bool, nil) the way yaml-to-dhall reads it:
 // a required key must be present and non-null, an Optional key may be absent or null, a Text
-// is a string only, a Natural is a non-negative integer only.
+// is a string only, a Natural is a non-negative integer only (of any size), a record is a
+// mapping or a list of {key, value} mappings.
 
 // object is a YAML mapping with the path it was found at.
 type object struct {
@@ -51,12 +51,36 @@ func wrongType(path, want string, v any) *Error {
 	return newError(path, ReasonWrongType, fmt.Sprintf("must be %s, not %s", want, typeName(v)))
 }
 
+// asObject returns v as a record: a mapping, or a list of {key, value} mappings. dhall-json's
+// conversion reads such a list as the mapping of each key to its value wherever a record is
+// expected ("key-value list ~> Record" in dhall-json/src/Dhall/JSONToDhall.hs, noKeyValArr
+// False in defaultConversion, dhall-json 1.7.12): an item is a mapping whose "key" is a string
+// and that has a "value", null included (keyValMay), and its other keys are ignored; the
+// empty list is the empty mapping. dhall-json keeps the last value of a key given twice; it
+// is refused here, as a key given twice in a mapping is (decodeYAML).
 func asObject(path string, v any) (object, *Error) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		return object{}, wrongType(path, "a mapping", v)
+	switch v := v.(type) {
+	case map[string]any:
+		return object{path: path, m: v}, nil
+	case []any:
+		m := make(map[string]any, len(v))
+		for i, item := range v {
+			kv, _ := item.(map[string]any)
+			key, isText := kv["key"].(string)
+			value, hasValue := kv["value"]
+			if !isText || !hasValue {
+				return object{}, newError(path, ReasonWrongType, fmt.Sprintf(
+					"must be a mapping, not a list: a list stands for one only when each item is a mapping with a string key and a value, and item %d is not", i))
+			}
+			if _, dup := m[key]; dup {
+				return object{}, newError(indexPath(path, i), ReasonDuplicate, fmt.Sprintf(
+					"gives the key %s again: Monocle would keep the last value silently", quote(key)))
+			}
+			m[key] = value
+		}
+		return object{path: path, m: m}, nil
 	}
-	return object{path: path, m: m}, nil
+	return object{}, wrongType(path, "a mapping", v)
 }
 
 // has reports whether key is present with a non-null value.
@@ -104,8 +128,12 @@ func (o object) optBool(key string) *Error {
 	return nil
 }
 
-// optNatural checks that key, when set, is a non-negative integer. 1.0 and 1e3 are integers,
-// as for Monocle's JSON decoder.
+// optNatural checks that key, when set, is a Natural as dhall-json reads a number ("number ~>
+// Natural" in dhall-json/src/Dhall/JSONToDhall.hs: floatingOrInteger gives an Integer, and it
+// is not negative): 1.0 and 1e3 are Naturals, and there is no upper bound. The YAML reader
+// makes a float a Double first, then a number (realToFrac in HsYAML-aeson's scalarToValue),
+// so .inf and floats beyond a Double's range are 2^1024, a Natural, and .nan and -.inf are
+// negative numbers, which are not.
 func (o object) optNatural(key string) *Error {
 	v := o.m[key]
 	if v == nil {
@@ -115,17 +143,17 @@ func (o object) optNatural(key string) *Error {
 	if !ok {
 		return wrongType(keyPath(o.path, key), "a non-negative integer", v)
 	}
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		if i < 0 {
-			return newError(keyPath(o.path, key), ReasonInvalid, "must be a non-negative integer")
-		}
-		return nil
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil || f < 0 || f != math.Trunc(f) || f > math.MaxInt64 {
+	if !isNatural(string(n)) {
 		return newError(keyPath(o.path, key), ReasonInvalid, "must be a non-negative integer")
 	}
 	return nil
+}
+
+// isNatural reports whether n, as coreNumber writes a number (decimal digits for an integer,
+// digits "." digits otherwise, a "-" before a negative one), is a non-negative integer: what
+// dhall-json takes for a Natural, of any size.
+func isNatural(n string) bool {
+	return n != "" && strings.TrimLeft(n, "0123456789") == ""
 }
 
 // list returns the items of the list at key, which is required.

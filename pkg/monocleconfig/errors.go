@@ -22,7 +22,8 @@ const (
 	// ReasonInvalid: a value has the right type but breaks a rule (a workspace name, a date,
 	// an environment variable name).
 	ReasonInvalid Reason = "Invalid"
-	// ReasonDuplicate: two workspaces, or two crawlers of a workspace, share a name.
+	// ReasonDuplicate: two workspaces, or two crawlers of a workspace, share a name, or a
+	// list of {key, value} mappings read as a mapping gives a key twice.
 	ReasonDuplicate Reason = "Duplicate"
 	// ReasonUnknownProvider: a crawler's provider has the shape of no provider Monocle knows.
 	ReasonUnknownProvider Reason = "UnknownProvider"

@@ -19,6 +19,8 @@ func FuzzParse(f *testing.F) {
 	f.Add(laughs)
 	f.Add("a: &a [*a]")
 	f.Add("{workspaces: [{name: '.', crawlers: [[[[[]]]]]}]}")
+	f.Add("- {key: workspaces, value: [[{key: name, value: a}, {key: crawlers, value: []}]]}\n- {key: crawlers, value: [{key: loop_delay_sec, value: .inf}]}")
+	f.Add("workspaces: [{name: a, crawlers: [{name: c, update_since: '2021-01-01t00:00:00z', provider: [{key: gitlab_organization, value: o}, {key: gitlab_organization, value: p}]}]}]")
 	f.Fuzz(func(t *testing.T, data string) {
 		c, err := Parse(data)
 		if err != nil {

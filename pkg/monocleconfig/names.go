@@ -2,11 +2,11 @@ package monocleconfig
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig/parsetime"
 )
 
 // indexNamePrefix is what Monocle prepends to a workspace name to name its Elasticsearch
@@ -68,39 +68,13 @@ func validateVariableName(name string) error {
 	return nil
 }
 
-// ParseDate returns the time of a date ValidateDate accepts, in UTC; a zone other than UTC
-// or an offset is applied.
+// ParseDate returns the instant, in UTC, of a date ValidateDate accepts: its zone or offset
+// is applied, and second 60 is the first second of the next minute (see parsetime.Parse).
 func ParseDate(s string) (time.Time, error) {
-	if err := validateUpdateSince(s); err != nil {
-		return time.Time{}, err
+	if t, ok := parsetime.Parse(s, updateSinceFormats...); ok {
+		return t, nil
 	}
-	switch {
-	case len(s) == len("2006-01-02"):
-		return time.Parse("2006-01-02", s)
-	case s[10] == 'T':
-		return time.Parse("2006-01-02T15:04:05Z", s)
-	}
-	t, err := time.Parse("2006-01-02 15:04:05", s[:19])
-	if err != nil {
-		return t, err
-	}
-	zone := s[20:]
-	offsets := map[string]int{"UTC": 0, "UT": 0, "GMT": 0, "Z": 0, "EST": -5, "EDT": -4, "CST": -6, "CDT": -5, "MST": -7, "MDT": -6, "PST": -8, "PDT": -7}
-	if h, ok := offsets[zone]; ok {
-		return t.Add(-time.Duration(h) * time.Hour), nil
-	}
-	if zone[0] == '+' || zone[0] == '-' {
-		digits := strings.ReplaceAll(zone[1:], ":", "")
-		h, _ := strconv.Atoi(digits[:2])
-		mi, _ := strconv.Atoi(digits[2:])
-		d := time.Duration(h)*time.Hour + time.Duration(mi)*time.Minute
-		if zone[0] == '+' {
-			d = -d
-		}
-		return t.Add(d), nil
-	}
-	// A military zone letter: the date is compared at day precision anyway.
-	return t, nil
+	return time.Time{}, errUpdateSince
 }
 
 // ValidateDate returns nil when s is a date Monocle reads for update_since and the janitor's
@@ -108,35 +82,22 @@ func ParseDate(s string) (time.Time, error) {
 // otherwise. See validateUpdateSince.
 func ValidateDate(s string) error { return validateUpdateSince(s) }
 
+// updateSinceFormats are the formats parseDateValue in src/Monocle/Prelude.hs (used by
+// getWorkerUpdatedSince in src/Monocle/Backend/Index.hs and by the janitor's
+// set-crawler-commit-date) at 1.11.2 tries in order, each with parseTimeM False
+// defaultTimeLocale.
+var updateSinceFormats = []string{"%F", "%F %T %Z", "%FT%XZ"}
+
+var errUpdateSince = fmt.Errorf("it is not a date Monocle reads: use YYYY-MM-DD, YYYY-MM-DD hh:mm:ss UTC or YYYY-MM-DDThh:mm:ssZ")
+
 // validateUpdateSince returns nil when s is a date Monocle's crawler parses, and only then:
-// parseDateValue in src/Monocle/Prelude.hs (used by getWorkerUpdatedSince in
-// src/Monocle/Backend/Index.hs) at 1.11.2 tries parseTimeM with defaultTimeLocale and the
-// formats "%F", "%F %T %Z" and "%FT%XZ" (%X is "%H:%M:%S" there): a whole string of
-// YYYY-MM-DD, or that date with hh:mm:ss and a zone, or with Thh:mm:ssZ. Seconds have no
-// fraction (that would be %Q). The zone of %Z is what the time library's parser takes for
-// one: a numeric offset (+hhmm, +hh:mm), "UTC", a zone of defaultTimeLocale's knownTimeZones
-// (UT, GMT, EST, EDT, CST, CDT, MST, MDT, PST, PDT) or a one-letter military zone. Monocle
-// loads any string but the crawler then fails on every run with "Invalid date format".
+// one of updateSinceFormats read as the time library does (parsetime). That is a year of any
+// number of digits, with an optional "-" and leading white space; two-digit month, day, hour,
+// minute and second (60 included) that exist; letters in either case ("t", "z"); any run of
+// white space where the format has a space; a zone or offset as %Z reads it. Seconds have no
+// fraction (that would be %Q). Monocle loads any string, but the crawler then fails on every
+// run with "Invalid date format".
 func validateUpdateSince(s string) error {
-	if updateSinceFormat.MatchString(s) && validDateTime(s) {
-		return nil
-	}
-	return fmt.Errorf("it is not a date Monocle reads: use YYYY-MM-DD, YYYY-MM-DD hh:mm:ss UTC or YYYY-MM-DDThh:mm:ssZ")
-}
-
-// updateSinceFormat matches the shapes of parseDateValue's three formats; validDateTime checks
-// the values.
-var updateSinceFormat = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}(` +
-	`( \d{2}:\d{2}:\d{2} ([+-]\d{2}:?\d{2}|UTC|UT|GMT|[ECMP][SD]T|[A-IK-Z]))` +
-	`|(T\d{2}:\d{2}:\d{2}Z))?$`)
-
-// validDateTime reports whether the date and time at the start of s exist (no 2021-02-30, no
-// 25:00:00).
-func validDateTime(s string) bool {
-	if len(s) == len("2006-01-02") {
-		_, err := time.Parse("2006-01-02", s)
-		return err == nil
-	}
-	_, err := time.Parse("2006-01-02 15:04:05", s[:10]+" "+s[11:19])
-	return err == nil
+	_, err := ParseDate(s)
+	return err
 }

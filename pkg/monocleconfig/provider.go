@@ -106,18 +106,18 @@ func listErr(_ []string, err *Error) *Error          { return err }
 const taskDataProvider = "TaskDataProvider"
 
 // parseProvider decides the provider of a crawler from the value of its provider key, the
-// way yaml-to-dhall does, and returns the provider name and its token variable ("" when it
-// reads none).
-func parseProvider(path string, v any) (provider, tokenVariable string, _ *Error) {
+// way yaml-to-dhall does, and returns the provider name, its token variable ("" when it
+// reads none) and the entities it names.
+func parseProvider(path string, v any) (provider, tokenVariable string, _ Entities, _ *Error) {
 	if s, ok := v.(string); ok {
 		if s == taskDataProvider {
-			return ProviderTaskData, "", nil
+			return ProviderTaskData, "", Entities{}, nil
 		}
-		return "", "", newError(path, ReasonUnknownProvider, fmt.Sprintf("%s is not a provider: write a mapping of provider keys (%s), or %s", quote(s), providerKeysHint, taskDataProvider))
+		return "", "", Entities{}, newError(path, ReasonUnknownProvider, fmt.Sprintf("%s is not a provider: write a mapping of provider keys (%s), or %s", quote(s), providerKeysHint, taskDataProvider))
 	}
 	o, err := asObject(path, v)
 	if err != nil {
-		return "", "", err
+		return "", "", Entities{}, err
 	}
 	var blame *Error
 	blameScore := 0
@@ -125,7 +125,7 @@ func parseProvider(path string, v any) (provider, tokenVariable string, _ *Error
 		tokenKey, defaultVar, err := shape.check(o)
 		if err == nil {
 			tokenVariable, err := tokenVariableOf(o, tokenKey, defaultVar)
-			return shape.name, tokenVariable, err
+			return shape.name, tokenVariable, providerEntities(shape.name, o), err
 		}
 		// When nothing fits, report the mismatch of the alternative the user most likely
 		// meant: the one with the most keys present.
@@ -134,9 +134,9 @@ func parseProvider(path string, v any) (provider, tokenVariable string, _ *Error
 		}
 	}
 	if blame != nil {
-		return "", "", blame
+		return "", "", Entities{}, blame
 	}
-	return "", "", newError(path, ReasonUnknownProvider, fmt.Sprintf("matches no Monocle provider: it needs one of %s, or be the string %s", providerKeysHint, taskDataProvider))
+	return "", "", Entities{}, newError(path, ReasonUnknownProvider, fmt.Sprintf("matches no Monocle provider: it needs one of %s, or be the string %s", providerKeysHint, taskDataProvider))
 }
 
 const providerKeysHint = "github_organization, github_users, gitlab_organization, gerrit_url, bugzilla_url, github_app_id with github_app_key_path"

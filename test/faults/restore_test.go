@@ -35,6 +35,13 @@ func (s restoreStage) String() string {
 	return [...]string{"phase Pending seen", "phase Restoring seen", "restore accepted by Elasticsearch"}[s]
 }
 
+// restoreForeignIndex is a hidden index that the snapshot holds, as one of another cluster
+// can (the backing index of the data stream ilm-history-5, which Elasticsearch 7.17 creates by
+// itself), and that the cluster restored into holds open, with restoreLiveDocs documents:
+// Elasticsearch refuses a restore that includes it, so a restore restores Monocle's indices
+// only and leaves it as it is.
+const restoreForeignIndex = ".ds-ilm-history-5-2026.11.01-000001"
+
 // restoreSnapshotDocs is the document count of monocle.changes.1.demo in the snapshot the
 // scenario restores; the index holds restoreLiveDocs before, in a running Monocle.
 const (
@@ -50,8 +57,10 @@ const (
 // accepted it), the API server is killed and started again while no operator runs, a new
 // operator starts, and Elasticsearch finishes the restore after a seeded delay. Every run must
 // end Ready and Restored with status.restore Succeeded, exactly one restore accepted by
-// Elasticsearch, the index holding the snapshot's documents, the API and the crawler at one
-// replica, and the data PVC's UID unchanged.
+// Elasticsearch, the index holding the snapshot's documents, the hidden index of another
+// cluster's data stream that the snapshot also holds left as the cluster had it
+// (restoreForeignIndex), the API and the crawler at one replica, and the data PVC's UID
+// unchanged.
 func testRestoreCrashes(t *testing.T) {
 	ctx := context.Background()
 	sc := beginScenario(t, "8. operator SIGKILLed and API server restarted mid-restore")
@@ -78,12 +87,17 @@ func testRestoreCrashes(t *testing.T) {
 			sc.Fatal(err)
 		}
 		env.Elastic.PutSnapshot(ns, name, resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "nightly",
-			Indices: []string{"monocle.changes.1.demo", "monocle.config"}, Docs: map[string]int64{"monocle.changes.1.demo": restoreSnapshotDocs}})
+			Indices: []string{"monocle.changes.1.demo", "monocle.config", restoreForeignIndex},
+			Docs:    map[string]int64{"monocle.changes.1.demo": restoreSnapshotDocs, restoreForeignIndex: restoreSnapshotDocs}})
 		m := newMonocle(ns, name)
 		m.Spec.Backup = &monoclev1alpha1.BackupSpec{}
 		if running {
 			env.Elastic.SetIndices(ns, name, "monocle.changes.1.demo", "monocle.config")
 			env.Elastic.SetDocs(ns, name, "monocle.changes.1.demo", restoreLiveDocs)
+		}
+		env.Elastic.SetHidden(ns, name, restoreForeignIndex)
+		env.Elastic.SetDocs(ns, name, restoreForeignIndex, restoreLiveDocs)
+		if running {
 			if _, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Create(ctx, m, metav1.CreateOptions{}); err != nil {
 				sc.Fatal(err)
 			}
@@ -205,7 +219,8 @@ func describeRestore(ctx context.Context, ns, name string) string {
 
 // restoredOnce returns nil once Monocle ns/name is restored as a restore must end: status.restore
 // Succeeded for nightly and the Restored condition True, the index with the snapshot's
-// documents and open, the API and the crawler at one replica, and the data PVC with its UID.
+// documents and open, the snapshot's foreign hidden index not restored over the cluster's
+// own, the API and the crawler at one replica, and the data PVC with its UID.
 func restoredOnce(ctx context.Context, ns, name, pvcName, pvcUID string) error {
 	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -217,6 +232,9 @@ func restoredOnce(ctx context.Context, ns, name, pvcName, pvcUID string) error {
 	for _, ix := range env.Elastic.Indices(ns, name) {
 		if ix.Name == "monocle.changes.1.demo" && (!ix.Open || ix.Docs != restoreSnapshotDocs) {
 			return fmt.Errorf("index %s: open %v, %d documents; want the snapshot's %d", ix.Name, ix.Open, ix.Docs, restoreSnapshotDocs)
+		}
+		if ix.Name == restoreForeignIndex && (!ix.Open || ix.Docs != restoreLiveDocs) {
+			return fmt.Errorf("index %s: open %v, %d documents; want it untouched, open with %d", ix.Name, ix.Open, ix.Docs, restoreLiveDocs)
 		}
 	}
 	for _, d := range []string{resources.APIName(m), resources.CrawlerName(m)} {

@@ -27,8 +27,8 @@ type ElasticAnswer struct {
 // bytes=b): a single node, yellow as any single node whose indices ask for a replica, or red,
 // and a 10 GiB volume 40% or 90% full.
 const (
-	ElasticYellow = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":3,"active_shards":3,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":3}`
-	ElasticRed    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2}`
+	ElasticYellow = `{"cluster_name":"docker-cluster","status":"yellow","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":3,"active_shards":3,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":3,"delayed_unassigned_shards":0,"number_of_pending_tasks":0,"number_of_in_flight_fetch":0,"task_max_waiting_in_queue_millis":0,"active_shards_percent_as_number":50.0}`
+	ElasticRed    = `{"cluster_name":"docker-cluster","status":"red","timed_out":false,"number_of_nodes":1,"number_of_data_nodes":1,"active_primary_shards":2,"active_shards":2,"relocating_shards":0,"initializing_shards":0,"unassigned_shards":2,"delayed_unassigned_shards":0,"number_of_pending_tasks":0,"number_of_in_flight_fetch":0,"task_max_waiting_in_queue_millis":0,"active_shards_percent_as_number":50.0}`
 	Allocation40  = `[{"shards":"3","disk.indices":"10485760","disk.used":"4294967296","disk.avail":"6442450944","disk.total":"10737418240","disk.percent":"40","host":"127.0.0.1","ip":"127.0.0.1","node":"m-elastic-0"}]`
 	Allocation90  = `[{"shards":"3","disk.indices":"10485760","disk.used":"9663676416","disk.avail":"1073741824","disk.total":"10737418240","disk.percent":"90","host":"127.0.0.1","ip":"127.0.0.1","node":"m-elastic-0"}]`
 )

@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,8 +21,11 @@ import (
 //	GET            /_snapshot/<repo>/<snapshot>/_status
 //	POST           /_snapshot/<repo>/<snapshot>/_restore
 //	GET            /_cat/indices[/<pattern>]
+//	GET            /_cat/shards/<indices>
 //	POST           /<indices>/_close
-//	GET            /_cluster/health/<indices>
+//	GET            /_cluster/settings
+//	GET            /<indices>/_settings/<name>
+//	PUT            /<indices>/_settings
 //
 // Errors have Elasticsearch's shape, {"error":{"root_cause":[..],"type":..,"reason":..},
 // "status":..}.
@@ -101,7 +105,7 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		allowed = []string{http.MethodGet, http.MethodPut, http.MethodPost, http.MethodDelete}
 		switch r.Method {
 		case http.MethodGet:
-			handle = func(s *esState) (int, any) { return s.getSnapshots(seg[1], seg[2]) }
+			handle = func(s *esState) (int, any) { return s.getSnapshots(seg[1], seg[2], r.URL.Query()) }
 		case http.MethodDelete:
 			handle = func(s *esState) (int, any) { return s.deleteSnapshot(seg[1], seg[2]) }
 		default:
@@ -131,10 +135,12 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 		if len(seg) == 3 {
 			pattern = seg[2]
 		}
-		handle = func(s *esState) (int, any) { return s.catIndices(pattern) }
-	case seg[0] == "_cluster" && len(seg) == 3 && seg[1] == "health":
+		expand := r.URL.Query().Get("expand_wildcards")
+		handle = func(s *esState) (int, any) { return s.catIndices(pattern, expand) }
+	case seg[0] == "_cat" && len(seg) == 3 && seg[1] == "shards":
 		allowed = []string{http.MethodGet}
-		handle = func(s *esState) (int, any) { return s.indicesHealth(seg[2]) }
+		columns := names(r.URL.Query().Get("h"))
+		handle = func(s *esState) (int, any) { return s.catShards(seg[2], columns) }
 	case len(seg) == 1 && seg[0] != "" && !strings.HasPrefix(seg[0], "_") && r.Method == http.MethodDelete:
 		allowed = []string{http.MethodDelete}
 		handle = func(s *esState) (int, any) {
@@ -154,7 +160,23 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 			if strings.Contains(string(body), "error_data") {
 				return s.searchErrors(seg[0])
 			}
-			return s.searchCrawlers(seg[0])
+			return s.searchCrawlers(seg[0], body)
+		}
+	case seg[0] == "_cluster" && len(seg) == 2 && seg[1] == "settings":
+		allowed = []string{http.MethodGet}
+		handle = func(*esState) (int, any) { return clusterSettings() }
+	case len(seg) == 3 && seg[1] == "_settings":
+		allowed = []string{http.MethodGet}
+		expand := r.URL.Query().Get("expand_wildcards")
+		handle = func(s *esState) (int, any) { return s.getSettings(seg[0], seg[2], expand) }
+	case len(seg) == 2 && seg[1] == "_settings" && !strings.HasPrefix(seg[0], "_"):
+		allowed = []string{http.MethodPut}
+		body, err := readBody(r)
+		handle = func(s *esState) (int, any) {
+			if err != nil {
+				return errAnswer(badRequest(err))
+			}
+			return s.putSettings(seg[0], body)
 		}
 	case len(seg) == 2 && seg[1] == "_close" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPost}
@@ -219,9 +241,9 @@ func matches(n, name string) bool {
 
 // resolve returns, sorted and without duplicates, the names of all that the names or
 // patterns of list match; expand, when not nil, limits what a pattern matches (Elasticsearch
-// expands wildcards to open indices only in some APIs). A concrete name that all lacks is
-// returned as missing.
-func resolve(list []string, all []string, expand func(string) bool) (out []string, missing string) {
+// expands wildcards to open indices only in some APIs, and to hidden ones only when asked:
+// see esState.expand). A concrete name that all lacks is returned as missing.
+func resolve(list []string, all []string, expand func(pattern, name string) bool) (out []string, missing string) {
 	have := map[string]bool{}
 	for _, n := range all {
 		have[n] = true
@@ -236,7 +258,7 @@ func resolve(list []string, all []string, expand func(string) bool) (out []strin
 			continue
 		}
 		for _, name := range all {
-			if matches(n, name) && (expand == nil || expand(name)) {
+			if matches(n, name) && (expand == nil || expand(n, name)) {
 				seen[name] = true
 			}
 		}
@@ -257,28 +279,53 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// isOpen reports whether index name is open.
-func (s *esState) isOpen(name string) bool { return s.indices[name] != nil && s.indices[name].open }
+// expand returns what a wildcard of an index API matches under expand_wildcards states, a
+// comma-separated list of open, closed, hidden, all or none (Elasticsearch 7.17 reference,
+// Multi-target syntax): an open or a closed index as its state is listed, and a hidden index
+// (index.hidden) only with hidden or all, or when the pattern starts with a dot (as
+// elastic/elasticsearch IndexNameExpressionResolver expands wildcards). A concrete name is
+// never filtered.
+func (s *esState) expand(states string) func(pattern, name string) bool {
+	want := map[string]bool{}
+	for _, st := range names(states) {
+		if st == "all" {
+			want["open"], want["closed"], want["hidden"] = true, true, true
+		}
+		want[st] = true
+	}
+	return func(pattern, name string) bool {
+		ix := s.indices[name]
+		if ix == nil || (ix.hidden && !want["hidden"] && !strings.HasPrefix(pattern, ".")) {
+			return false
+		}
+		return (ix.open && want["open"]) || (!ix.open && want["closed"])
+	}
+}
 
-// catIndices answers GET _cat/indices/<pattern>?format=json&bytes=b. Each index has one
-// primary and one replica, so a single node shows it yellow. As in Elasticsearch 7.17, where
-// a closed index keeps its shards allocated (replicated closed indices, 7.2), a closed index
-// has its health and shard counts but null document counts and sizes.
-func (s *esState) catIndices(pattern string) (int, any) {
-	got, missing := resolve(names(pattern), keys(s.indices), nil)
+// catIndices answers GET _cat/indices/<pattern>?format=json&bytes=b[&expand_wildcards=..].
+// A wildcard matches open and closed indices, hidden ones only with expand_wildcards hidden
+// or all (Elasticsearch 7.17 reference, cat indices API: expand_wildcards; RestIndicesAction
+// reads it over the default IndicesOptions.strictExpand). Each index has one primary and one
+// replica, so a single node shows it yellow, also while its primary is restored
+// (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth: a primary recovering
+// from a snapshot is yellow, not red); one without replica (fakeIndex.noReplica) is green.
+// As in Elasticsearch 7.17, where a closed index keeps its shards allocated
+// (replicated closed indices, 7.2), a closed index has its health and shard counts but null
+// document counts and sizes.
+func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
+	got, missing := resolve(names(pattern), keys(s.indices), s.expand(cmp.Or(expandWildcards, "open,closed")))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
 	rows := []map[string]any{}
 	for _, name := range got {
 		ix := s.indices[name]
-		health := "yellow"
-		if ix.recovering {
-			health = "red"
-		}
 		row := map[string]any{
-			"health": health, "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
+			"health": "yellow", "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
 			"docs.count": nil, "docs.deleted": nil, "store.size": nil, "pri.store.size": nil,
+		}
+		if ix.noReplica {
+			row["health"], row["rep"] = "green", "0"
 		}
 		if !ix.open {
 			row["status"] = "close"
@@ -292,9 +339,58 @@ func (s *esState) catIndices(pattern string) (int, any) {
 	return http.StatusOK, rows
 }
 
-// closeIndices answers POST <indices>/_close.
+// catShards answers GET _cat/shards/<indices>?format=json[&h=..] (Elasticsearch 7.17
+// reference, cat shards API): per index a primary, STARTED, or INITIALIZING while its
+// restore is held, and a replica a single node leaves UNASSIGNED (none for an index without
+// replica, fakeIndex.noReplica), with the columns h names
+// (all of index, shard, prirep, state, docs, store, ip and node without h), every cell a
+// string or null. A missing concrete index is 404; a closed one is 400
+// index_closed_exception, from the indices stats request _cat/shards makes with the default
+// options of a broadcast request, which forbid closed indices (elastic/elasticsearch
+// RestShardsAction; IndicesOptions.strictExpandOpenAndForbidClosed). A wildcard matches
+// open, visible indices.
+func (s *esState) catShards(list string, columns []string) (int, any) {
+	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
+	if missing != "" {
+		return errAnswer(indexNotFound(missing))
+	}
+	if len(columns) == 0 {
+		columns = []string{"index", "shard", "prirep", "state", "docs", "store", "ip", "node"}
+	}
+	rows := []map[string]any{}
+	for _, name := range got {
+		ix := s.indices[name]
+		if !ix.open {
+			return errAnswer(&esError{http.StatusBadRequest, "index_closed_exception", "closed",
+				map[string]string{"index_uuid": ix.uuid, "index": name}})
+		}
+		state := "STARTED"
+		if ix.recovering {
+			state = "INITIALIZING"
+		}
+		size := strconv.FormatInt(fakeStoreBytesBase+fakeStoreBytesPerDoc*ix.docs, 10)
+		primary := map[string]any{"index": name, "shard": "0", "prirep": "p", "state": state,
+			"docs": strconv.FormatInt(ix.docs, 10), "store": size, "ip": "127.0.0.1", "node": "fake-elastic-0"}
+		copies := []map[string]any{primary}
+		if !ix.noReplica {
+			copies = append(copies, map[string]any{"index": name, "shard": "0", "prirep": "r", "state": "UNASSIGNED"})
+		}
+		for _, full := range copies {
+			row := map[string]any{}
+			for _, c := range columns {
+				row[c] = full[c]
+			}
+			rows = append(rows, row)
+		}
+	}
+	return http.StatusOK, rows
+}
+
+// closeIndices answers POST <indices>/_close: a wildcard matches open, visible indices (the
+// close index API's default expand_wildcards, open); a concrete name closes the index,
+// hidden or already closed.
 func (s *esState) closeIndices(list string) (int, any) {
-	got, missing := resolve(names(list), keys(s.indices), s.isOpen)
+	got, missing := resolve(names(list), keys(s.indices), s.expand("open"))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
@@ -306,102 +402,89 @@ func (s *esState) closeIndices(list string) (int, any) {
 	return http.StatusOK, map[string]any{"acknowledged": true, "shards_acknowledged": true, "indices": closed}
 }
 
-// fakeHealth is the body of GET _cluster/health/<indices> (Elasticsearch 7.17).
-type fakeHealth struct {
-	ClusterName                 string  `json:"cluster_name"`
-	Status                      string  `json:"status"`
-	TimedOut                    bool    `json:"timed_out"`
-	NumberOfNodes               int     `json:"number_of_nodes"`
-	NumberOfDataNodes           int     `json:"number_of_data_nodes"`
-	ActivePrimaryShards         int     `json:"active_primary_shards"`
-	ActiveShards                int     `json:"active_shards"`
-	RelocatingShards            int     `json:"relocating_shards"`
-	InitializingShards          int     `json:"initializing_shards"`
-	UnassignedShards            int     `json:"unassigned_shards"`
-	DelayedUnassignedShards     int     `json:"delayed_unassigned_shards"`
-	NumberOfPendingTasks        int     `json:"number_of_pending_tasks"`
-	NumberOfInFlightFetch       int     `json:"number_of_in_flight_fetch"`
-	TaskMaxWaitingInQueueMillis int     `json:"task_max_waiting_in_queue_millis"`
-	ActiveShardsPercentAsNumber float64 `json:"active_shards_percent_as_number"`
-}
-
-// indicesHealth answers GET _cluster/health/<indices>?timeout=..: with an index missing,
-// 408 with timed_out true and status red, as Elasticsearch 7.17 answers once the timeout
-// passes; else 200, yellow (each index's replica unassigned on a single node), or red with
-// an initializing primary per index whose restore is held. A closed index counts as its
-// open self: since 7.2 its shards stay allocated.
-func (s *esState) indicesHealth(list string) (int, any) {
-	h := fakeHealth{ClusterName: "docker-cluster", NumberOfNodes: 1, NumberOfDataNodes: 1}
-	got, missing := resolve(names(list), keys(s.indices), nil)
-	if missing != "" {
-		h.Status, h.TimedOut = "red", true
-		return http.StatusRequestTimeout, h
-	}
-	h.Status = "green"
-	for _, name := range got {
-		h.UnassignedShards++
-		if s.indices[name].recovering {
-			h.InitializingShards++
-			h.Status = "red"
-			continue
-		}
-		h.ActivePrimaryShards++
-		h.ActiveShards++
-		if h.Status == "green" {
-			h.Status = "yellow"
-		}
-	}
-	if total := h.ActiveShards + h.InitializingShards + h.UnassignedShards; total > 0 {
-		h.ActiveShardsPercentAsNumber = 100 * float64(h.ActiveShards) / float64(total)
-	} else {
-		h.ActiveShardsPercentAsNumber = 100
-	}
-	return http.StatusOK, h
-}
-
-// searchCrawlers answers a search of index with the aggregation of its crawler metadata by
-// crawler name (see SetCrawlerMetadata), in the shape of Elasticsearch 7.17: min and max of
-// a date field as epoch milliseconds with value_as_string.
-func (s *esState) searchCrawlers(index string) (int, any) {
+// searchCrawlers answers a search of index with the composite aggregation "entities" of its
+// crawler metadata (see SetCrawlerMetadata) that package elastic's CrawlersProgress sends, in
+// the shape of Elasticsearch 7.17: buckets keyed by crawler, type and value in that order,
+// each with the max of last_commit_at as epoch milliseconds with value_as_string, at most
+// the composite's size of them (10 when unset) after its "after" key, and after_key, the
+// key of the last, when there is one
+// (https://www.elastic.co/guide/en/elasticsearch/reference/7.17/search-aggregations-bucket-composite-aggregation.html).
+func (s *esState) searchCrawlers(index string, body []byte) (int, any) {
 	ix := s.indices[index]
 	if ix == nil {
 		return errAnswer(indexNotFound(index))
 	}
-	type agg struct {
-		n              int
-		oldest, newest time.Time
+	type key struct {
+		Crawler string `json:"crawler"`
+		Type    string `json:"type"`
+		Value   string `json:"value"`
 	}
-	byName := map[string]*agg{}
+	var q struct {
+		Aggs struct {
+			Entities struct {
+				Composite struct {
+					Size  *int `json:"size"`
+					After *key `json:"after"`
+				} `json:"composite"`
+			} `json:"entities"`
+		} `json:"aggs"`
+	}
+	if err := json.Unmarshal(body, &q); err != nil {
+		return errAnswer(badRequest(err))
+	}
+	size := 10
+	if n := q.Aggs.Entities.Composite.Size; n != nil {
+		size = *n
+	}
+	less := func(a, b key) bool {
+		return a.Crawler < b.Crawler || (a.Crawler == b.Crawler && (a.Type < b.Type || (a.Type == b.Type && a.Value < b.Value)))
+	}
+	type agg struct {
+		n    int
+		last time.Time
+	}
+	byKey := map[key]*agg{}
+	var order []key
 	for _, e := range ix.crawlers {
-		a := byName[e.Crawler]
+		k := key{e.Crawler, e.Type, e.Value}
+		if after := q.Aggs.Entities.Composite.After; after != nil && !less(*after, k) {
+			continue
+		}
+		a := byKey[k]
 		if a == nil {
-			a = &agg{oldest: e.LastCommitAt, newest: e.LastCommitAt}
-			byName[e.Crawler] = a
+			a = &agg{last: e.LastCommitAt}
+			byKey[k] = a
+			order = append(order, k)
 		}
 		a.n++
-		if e.LastCommitAt.Before(a.oldest) {
-			a.oldest = e.LastCommitAt
-		}
-		if e.LastCommitAt.After(a.newest) {
-			a.newest = e.LastCommitAt
+		if e.LastCommitAt.After(a.last) {
+			a.last = e.LastCommitAt
 		}
 	}
-	date := func(t time.Time) map[string]any {
-		return map[string]any{"value": float64(t.UnixMilli()), "value_as_string": t.UTC().Format("2006-01-02T15:04:05.000Z")}
-	}
+	sort.Slice(order, func(i, j int) bool { return less(order[i], order[j]) })
+	order = order[:min(size, len(order))]
 	buckets := []any{}
-	names := keys(byName)
-	sort.Strings(names)
-	for _, name := range names {
-		a := byName[name]
-		buckets = append(buckets, map[string]any{"key": name, "doc_count": a.n, "oldest": date(a.oldest), "newest": date(a.newest)})
+	for _, k := range order {
+		t := byKey[k].last
+		buckets = append(buckets, map[string]any{"key": k, "doc_count": byKey[k].n,
+			"last_commit_at": map[string]any{"value": float64(t.UnixMilli()), "value_as_string": t.UTC().Format("2006-01-02T15:04:05.000Z")}})
 	}
+	entities := map[string]any{"buckets": buckets}
+	if len(order) > 0 {
+		entities["after_key"] = order[len(order)-1]
+	}
+	return searchAnswer(len(ix.crawlers), map[string]any{"entities": entities})
+}
+
+// searchAnswer is the answer of a search of size 0 on one index, matching total documents,
+// with aggregations aggs: the top level of Elasticsearch 7.17's search answer (took,
+// timed_out, _shards, hits; Search API) around the aggregations.
+func searchAnswer(total int, aggs map[string]any) (int, any) {
 	return http.StatusOK, map[string]any{
 		"took": 1, "timed_out": false,
-		"hits": map[string]any{"total": map[string]any{"value": len(ix.crawlers), "relation": "eq"}, "max_score": nil, "hits": []any{}},
-		"aggregations": map[string]any{"crawlers": map[string]any{
-			"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
-		}},
+		"_shards":      map[string]int{"total": 1, "successful": 1, "skipped": 0, "failed": 0},
+		"hits":         map[string]any{"total": map[string]any{"value": total, "relation": "eq"}, "max_score": nil, "hits": []any{}},
+		"aggregations": aggs,
 	}
 }
 
@@ -445,9 +528,7 @@ func (s *esState) searchErrors(index string) (int, any) {
 			}},
 		})
 	}
-	return http.StatusOK, map[string]any{
-		"took": 1, "timed_out": false,
-		"hits":         map[string]any{"total": map[string]any{"value": len(ix.errors), "relation": "eq"}, "max_score": nil, "hits": []any{}},
-		"aggregations": map[string]any{"crawlers": map[string]any{"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets}},
-	}
+	return searchAnswer(len(ix.errors), map[string]any{"crawlers": map[string]any{
+		"doc_count_error_upper_bound": 0, "sum_other_doc_count": 0, "buckets": buckets,
+	}})
 }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,7 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	c, tr := fakeClient(t, f, "ns", "m")
 	f.SetIndices("ns", "m", "monocle.config", "monocle.changes.1.ws")
 
-	if _, err := c.Snapshots(ctx, "backups"); !elastic.IsNotFound(err) {
+	if _, _, err := c.Snapshots(ctx, "backups"); !elastic.IsNotFound(err) {
 		t.Fatalf("listing snapshots of an unregistered repository: %v, want not found", err)
 	}
 	wantStatus(t, "snapshot into an unregistered repository",
@@ -135,9 +137,12 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	if s1.Start.Before(before) || s1.End.Before(s1.Start) || time.Since(s1.End) > time.Minute {
 		t.Errorf("snapshot s1 ran from %v to %v, want both after %v", s1.Start, s1.End, before)
 	}
-	list, err := c.Snapshots(ctx, "backups")
+	list, unreadable, err := c.Snapshots(ctx, "backups")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(unreadable) != 0 {
+		t.Errorf("unreadable snapshots %v, want none", unreadable)
 	}
 	if len(list) != 2 || list[0].Name != "s1" || list[1].Name != "s2" {
 		t.Errorf("snapshots = %+v, want s1 then s2", list)
@@ -167,7 +172,7 @@ func TestFakeElasticRepositoryAndSnapshots(t *testing.T) {
 	if n := tr.count("DELETE /_snapshot/backups/s1"); n != 2 {
 		t.Errorf("sent %d DELETEs, want 2", n)
 	}
-	if list, _ := c.Snapshots(ctx, "backups"); len(list) != 1 || list[0].Name != "s2" {
+	if list, _, _ := c.Snapshots(ctx, "backups"); len(list) != 1 || list[0].Name != "s2" {
 		t.Errorf("snapshots after deleting s1 = %+v, want s2", list)
 	}
 }
@@ -288,7 +293,7 @@ func TestFakeElasticRestore(t *testing.T) {
 		t.Errorf("RestoreDone once released = %v, %v; want true", done, err)
 	}
 	if done, err := c.RestoreDone(ctx, []string{"monocle.config", "monocle.changes.1.gone"}); err != nil || done {
-		t.Errorf("RestoreDone with a missing index = %v, %v; want false without error (408)", done, err)
+		t.Errorf("RestoreDone with a missing index = %v, %v; want false without error (404 from _cat/indices)", done, err)
 	}
 	rows, err = c.Indices(ctx, "monocle.changes.*")
 	if err != nil {
@@ -359,23 +364,23 @@ func TestFakeElasticSeparateElasticsearches(t *testing.T) {
 	if _, _, ok := f.Repository("ns2", "m", "shared"); ok {
 		t.Error("a repository registered in ns1/m shows in ns2/m")
 	}
-	if _, err := b.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
+	if _, _, err := b.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
 		t.Errorf("ns2/m lists an unregistered repository: %v", err)
 	}
-	if _, err := other.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
+	if _, _, err := other.Snapshots(ctx, "shared"); !elastic.IsNotFound(err) {
 		t.Errorf("ns1/n lists ns1/m's repository: %v", err)
 	}
 	if err := b.EnsureRepository(ctx, "shared", fsRepo); err != nil {
 		t.Fatal(err)
 	}
-	list, err := b.Snapshots(ctx, "shared")
+	list, _, err := b.Snapshots(ctx, "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].Name != "theirs" || list[0].State != elastic.SnapshotSuccess {
 		t.Errorf("ns2/m snapshots = %+v, want only the seeded one", list)
 	}
-	if list, err := a.Snapshots(ctx, "shared"); err != nil || len(list) != 1 || list[0].Name != "mine" {
+	if list, _, err := a.Snapshots(ctx, "shared"); err != nil || len(list) != 1 || list[0].Name != "mine" {
 		t.Errorf("ns1/m snapshots = %+v, %v; want only its own", list, err)
 	}
 
@@ -444,7 +449,13 @@ func TestFakeElasticKeepsHealthAnswers(t *testing.T) {
 // the status and the decoded body.
 func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, f.server.URL+path, nil)
+	return rawRequest(t, f, ns, m, http.MethodGet, path, "")
+}
+
+// rawRequest is rawGet for any method, with a JSON body when body is not "".
+func rawRequest(t *testing.T, f *FakeElasticsearch, ns, m, method, path, body string) (int, any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, f.server.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -455,7 +466,7 @@ func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	}
 	defer res.Body.Close()
 	if res.Header.Get("X-Elastic-Product") != "Elasticsearch" {
-		t.Errorf("GET %s: no X-Elastic-Product header", path)
+		t.Errorf("%s %s: no X-Elastic-Product header", method, path)
 	}
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
@@ -463,7 +474,7 @@ func rawGet(t *testing.T, f *FakeElasticsearch, ns, m, path string) (int, any) {
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("GET %s: %v in %s", path, err, b)
+		t.Fatalf("%s %s: %v in %s", method, path, err, b)
 	}
 	return res.StatusCode, v
 }
@@ -484,18 +495,29 @@ func TestFakeElasticRawAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A missing index: 408 with the health body.
-	code, body := rawGet(t, f, "ns", "m", "/_cluster/health/a,gone?timeout=1ms")
-	h, _ := body.(map[string]any)
-	if code != http.StatusRequestTimeout || h["timed_out"] != true || h["status"] != "red" {
-		t.Errorf("health of a missing index = %d %v, want 408 timed out red", code, body)
-	}
-	if code, body := rawGet(t, f, "ns", "m", "/_cluster/health/a,b?timeout=1ms"); code != 200 || body.(map[string]any)["status"] != "yellow" {
-		t.Errorf("health of existing indices = %d %v, want 200 yellow", code, body)
+	// The flood-stage block of _all: the visible open indices by default, as many as
+	// expand_wildcards asks for otherwise.
+	f.SetHidden("ns", "m", ".ds-h")
+	f.with("ns", "m", func(s *esState) {
+		for _, ix := range s.indices {
+			ix.readOnly = true
+		}
+	})
+	for query, want := range map[string][]string{
+		"flat_settings=true":                              {"a"},
+		"expand_wildcards=all&flat_settings=true":         {".ds-h", "a", "b"},
+		"expand_wildcards=open,hidden&flat_settings=true": {".ds-h", "a"},
+		"expand_wildcards=closed&flat_settings=true":      {"b"},
+	} {
+		code, body := rawGet(t, f, "ns", "m", "/_all/_settings/index.blocks.read_only_allow_delete?"+query)
+		got, _ := body.(map[string]any)
+		if code != 200 || !slices.Equal(slices.Sorted(maps.Keys(got)), want) {
+			t.Errorf("read-only blocks with %s = %d %v, want %v", query, code, body, want)
+		}
 	}
 
 	// A closed index: health and shards, null counts and sizes.
-	code, body = rawGet(t, f, "ns", "m", "/_cat/indices/b?format=json&bytes=b")
+	code, body := rawGet(t, f, "ns", "m", "/_cat/indices/b?format=json&bytes=b")
 	rows, _ := body.([]any)
 	if code != 200 || len(rows) != 1 {
 		t.Fatalf("_cat/indices/b = %d %v", code, body)
@@ -548,11 +570,33 @@ func TestFakeElasticCrawlerProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []elastic.CrawlerProgress{
-		{Crawler: "gerrit", Entities: 1, Oldest: day(1), Newest: day(1)},
-		{Crawler: "gh", Entities: 2, Oldest: day(20), Newest: day(24)},
+		{Crawler: "gerrit", Entities: []elastic.CrawlerEntity{{Type: "project", Value: "x", LastCommitAt: day(1)}}},
+		{Crawler: "gh", Entities: []elastic.CrawlerEntity{{Type: "project", Value: "a/b", LastCommitAt: day(20)}, {Type: "project", Value: "a/c", LastCommitAt: day(24)}}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("CrawlersProgress = %+v, want %+v", got, want)
+	}
+	// Pages: at most size buckets after the after key, and after_key only with buckets.
+	for _, tc := range []struct {
+		after     string
+		wantKeys  []string
+		wantAfter bool
+	}{
+		{"", []string{"gerrit/project/x", "gh/project/a/b"}, true},
+		{`"after":{"crawler":"gh","type":"project","value":"a/b"},`, []string{"gh/project/a/c"}, true},
+		{`"after":{"crawler":"gh","type":"project","value":"a/c"},`, nil, false},
+	} {
+		body := `{"size":0,"aggs":{"entities":{"composite":{"size":2,` + tc.after + `"sources":[]}}}}`
+		code, answer := rawRequest(t, f, "ns", "m", http.MethodPost, "/monocle.changes.1.demo/_search", body)
+		agg := answer.(map[string]any)["aggregations"].(map[string]any)["entities"].(map[string]any)
+		var keys []string
+		for _, b := range agg["buckets"].([]any) {
+			k := b.(map[string]any)["key"].(map[string]any)
+			keys = append(keys, k["crawler"].(string)+"/"+k["type"].(string)+"/"+k["value"].(string))
+		}
+		if _, hasAfter := agg["after_key"]; code != 200 || !reflect.DeepEqual(keys, tc.wantKeys) || hasAfter != tc.wantAfter {
+			t.Errorf("after %q: %d, keys %v, after_key %v; want %v, after_key %v", tc.after, code, keys, agg["after_key"], tc.wantKeys, tc.wantAfter)
+		}
 	}
 	if _, err := c.CrawlersProgress(context.Background(), "monocle.changes.1.other"); !elastic.IsNotFound(err) {
 		t.Errorf("missing index: %v, want ErrNotFound", err)

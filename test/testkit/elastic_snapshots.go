@@ -3,6 +3,7 @@ package testkit
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -19,7 +20,7 @@ func (s *esState) getRepositories(list string) (int, any) {
 	}
 	for _, name := range got {
 		r := s.repos[name]
-		out[name] = map[string]any{"type": r.typ, "settings": r.settings}
+		out[name] = map[string]any{"type": r.typ, "uuid": r.uuid, "settings": r.settings}
 	}
 	return http.StatusOK, out
 }
@@ -61,7 +62,13 @@ func (s *esState) putRepository(name string, body []byte) (int, any) {
 		return errAnswer(&esError{http.StatusInternalServerError, "repository_exception",
 			"[" + name + "] No bucket defined for s3 repository", nil})
 	}
-	s.repos[name] = fakeRepo{typ: req.Type, settings: settings}
+	// The repository's data, which holds its uuid, outlives a registration with other
+	// settings.
+	uuid := s.repos[name].uuid
+	if uuid == "" {
+		uuid = newUUID()
+	}
+	s.repos[name] = fakeRepo{uuid: uuid, typ: req.Type, settings: settings}
 	if s.verifyFailure != "" {
 		return errAnswer(&esError{http.StatusInternalServerError, "repository_verification_exception", s.verifyFailure, nil})
 	}
@@ -111,15 +118,22 @@ func (s *esState) createSnapshot(repo, name string, body []byte) (int, any) {
 	if _, ok := s.repos[repo]; !ok {
 		return errAnswer(repositoryMissing(repo))
 	}
-	if _, ok := s.snapshots[repo][name]; ok {
+	// Elasticsearch 7.17 checks the repository data first, which holds finished snapshots
+	// only, then the running ones (SnapshotsService.createSnapshot:
+	// ensureSnapshotNameAvailableInRepo, ensureSnapshotNameNotRunning).
+	if have, ok := s.snapshots[repo][name]; ok {
+		taken := "already exists"
+		if have.State == SnapshotInProgress {
+			taken = "is already in-progress"
+		}
 		return errAnswer(&esError{http.StatusBadRequest, "invalid_snapshot_name_exception",
-			"[" + repo + ":" + name + "] Invalid snapshot name [" + name + "], snapshot with the same name already exists", nil})
+			"[" + repo + ":" + name + "] Invalid snapshot name [" + name + "], snapshot with the same name " + taken, nil})
 	}
 	list := []string(req.Indices)
 	if len(list) == 0 {
 		list = []string{"_all"}
 	}
-	indices, missing := resolve(list, keys(s.indices), s.isOpen)
+	indices, missing := resolve(list, keys(s.indices), s.expand("open"))
 	if missing != "" {
 		return errAnswer(indexNotFound(missing))
 	}
@@ -217,8 +231,13 @@ func (s *esState) info(repo string, snap *FakeSnapshot) snapshotInfo {
 }
 
 // getSnapshots answers GET _snapshot/<repo>/<names>, names being "_all", "_current",
-// globs or names: {"snapshots":[..],"total":n,"remaining":0}, sorted by start then name.
-func (s *esState) getSnapshots(repo, list string) (int, any) {
+// globs or names: {"snapshots":[..],"total":n,"remaining":0}, sorted by start then name, as
+// Elasticsearch 7.17's TransportGetSnapshotsAction does. With verbose=false each snapshot
+// is the short form read from the repository data ({"snapshot", "uuid", "repository",
+// "indices", "data_streams", "state"}), unreadable ones included. Otherwise an unreadable
+// snapshot (FakeSnapshot.Unreadable) that is not running fails the whole answer with its
+// error, or is left out with ignore_unavailable=true.
+func (s *esState) getSnapshots(repo, list string, query url.Values) (int, any) {
 	if _, ok := s.repos[repo]; !ok {
 		return errAnswer(repositoryMissing(repo))
 	}
@@ -240,13 +259,52 @@ func (s *esState) getSnapshots(repo, list string) (int, any) {
 	for _, n := range got {
 		pick[n] = true
 	}
-	infos := []snapshotInfo{}
+	verbose := query.Get("verbose") != "false"
+	ignoreUnavailable := query.Get("ignore_unavailable") == "true"
+	infos := []any{}
 	for _, snap := range sortedSnapshots(stored) {
-		if pick[snap.Name] || (current && snap.State == SnapshotInProgress) {
+		if !pick[snap.Name] && !(current && snap.State == SnapshotInProgress) {
+			continue
+		}
+		switch {
+		case !verbose:
+			infos = append(infos, map[string]any{"snapshot": snap.Name, "uuid": snap.UUID, "repository": repo,
+				"indices": append([]string{}, snap.Indices...), "data_streams": []string{}, "state": snap.State})
+		case snap.Unreadable != "" && snap.State != SnapshotInProgress:
+			if !ignoreUnavailable {
+				return unreadableSnapshot(repo, snap)
+			}
+		default:
 			infos = append(infos, s.info(repo, snap))
 		}
 	}
 	return http.StatusOK, map[string]any{"snapshots": infos, "total": len(infos), "remaining": 0}
+}
+
+// unreadableSnapshot answers the error Elasticsearch 7.17 gives for a snapshot whose
+// snap-<uuid>.dat cannot be read (elastic/elasticsearch v7.17
+// BlobStoreRepository.getOneSnapshotInfo): 404 snapshot_missing_exception
+// "[<repo>:<name>/<uuid>] is missing" caused by the NoSuchFileException of the blob's path, or
+// 500 snapshot_exception "[<repo>:<name>/<uuid>] failed to get snapshot info<name>/<uuid>"
+// (SnapshotException's message and SnapshotId.toString, no space between) caused by the
+// CorruptStateException that ChecksumBlobStoreFormat wraps Lucene's checksum error in (the
+// checksums here are made up). The causes are in the top-level error only, not in root_cause
+// (ElasticsearchException.generateFailureXContent skips them there); a cause that is not an
+// Elasticsearch exception is named by its class in snake case (getExceptionName).
+func unreadableSnapshot(repo string, snap *FakeSnapshot) (int, any) {
+	id := snap.Name + "/" + snap.UUID
+	blob := "snap-" + snap.UUID + ".dat"
+	e := &esError{http.StatusInternalServerError, "snapshot_exception", "[" + repo + ":" + id + "] failed to get snapshot info" + id, nil}
+	checksum := "checksum failed (hardware problem?) : expected=1b2e9c5 actual=7f3a01d4 (resource=ChecksumBlobStoreFormat.readBlob(blob=\"" + blob + "\"))"
+	cause := map[string]any{"type": "corrupt_state_exception", "reason": "org.apache.lucene.index.CorruptIndexException: " + checksum,
+		"caused_by": map[string]any{"type": "corrupt_index_exception", "reason": checksum}}
+	if snap.Unreadable == SnapshotBlobMissing {
+		e = &esError{http.StatusNotFound, "snapshot_missing_exception", "[" + repo + ":" + id + "] is missing", nil}
+		cause = map[string]any{"type": "no_such_file_exception", "reason": "/usr/share/elasticsearch/backup/" + blob}
+	}
+	body := e.body()
+	body["error"].(map[string]any)["caused_by"] = cause
+	return e.status, body
 }
 
 // lookup returns snapshot name of repo, or the error Elasticsearch answers.
@@ -288,14 +346,16 @@ func (s *esState) snapshotStatus(repo, name string) (int, any) {
 	}
 	indices := map[string]any{}
 	for k, ix := range snap.Indices {
-		f, d, st := 0, 1, 0
+		f, d, st, stage := 0, 1, 0, "DONE"
 		switch {
 		case snap.State == SnapshotInProgress:
-			d, st = 0, 1
+			d, st, stage = 0, 1, "STARTED"
 		case k < failed:
-			f, d = 1, 0
+			f, d, stage = 1, 0, "FAILURE"
 		}
-		indices[ix] = map[string]any{"shards_stats": shardsStats(1, f, d, st), "stats": stats(1)}
+		// One shard per index, "0", with its stage (SnapshotIndexShardStage) and stats.
+		shards := map[string]any{"0": map[string]any{"stage": stage, "stats": stats(1)}}
+		indices[ix] = map[string]any{"shards_stats": shardsStats(1, f, d, st), "stats": stats(1), "shards": shards}
 	}
 	return http.StatusOK, map[string]any{"snapshots": []any{map[string]any{
 		"snapshot":             snap.Name,

@@ -31,6 +31,8 @@ type FakeIndex struct {
 	Open bool
 	// Docs is its document count (docs.count of GET _cat/indices, null there while closed).
 	Docs int64
+	// Hidden is true for a hidden index (SetHidden).
+	Hidden bool
 }
 
 // FakeSnapshot is a snapshot of a fake Elasticsearch, as Snapshots reports it and
@@ -53,7 +55,20 @@ type FakeSnapshot struct {
 	// Docs are the document counts of its indices when it was taken: a restore gives each
 	// restored index its count from here (0 when absent).
 	Docs map[string]int64
+	// Unreadable, when set, makes its metadata blob (snap-<uuid>.dat) unreadable:
+	// SnapshotCorrupt or SnapshotBlobMissing. The repository data still lists it
+	// (GET _snapshot/<repo>/_all?verbose=false), but a verbose GET that selects it fails
+	// whole unless ignore_unavailable=true, which leaves it out, as in Elasticsearch 7.17.
+	// A running snapshot is read from the cluster state, so this applies once it ended.
+	Unreadable string
 }
+
+// Values of FakeSnapshot.Unreadable: a damaged blob (500 snapshot_exception) or a missing
+// one (404 snapshot_missing_exception).
+const (
+	SnapshotCorrupt     = "corrupt"
+	SnapshotBlobMissing = "missing"
+)
 
 // Sizes the fake reports, in bytes: an index's store.size in GET _cat/indices is
 // fakeStoreBytesPerDoc per document plus fakeStoreBytesBase, and a snapshot's
@@ -109,15 +124,24 @@ type fakeIndex struct {
 	uuid string
 	open bool
 	docs int64
+	// hidden is index.hidden: a wildcard matches the index only when asked to (esState.expand).
+	hidden bool
+	// noReplica is set on an index with index.number_of_replicas 0, whose only shard copy is
+	// its primary; the others have one replica, which a single node leaves unassigned.
+	noReplica bool
 	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
 	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
 	errors   []FakeCrawlerError
 	// recovering is set on an index restored while restores were held.
 	recovering bool
+	// readOnly is set while the index has the flood-stage block, index.blocks.read_only_allow_delete.
+	readOnly bool
 }
 
 type fakeRepo struct {
+	// uuid is the repository's id, which Elasticsearch keeps in the repository's data.
+	uuid     string
 	typ      string
 	settings map[string]string
 }
@@ -174,6 +198,19 @@ func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64
 	})
 }
 
+// SetHidden makes an index of the Elasticsearch of Monocle monocle in namespace hidden
+// (index.hidden: true), creating it, open, when it does not exist: as in Elasticsearch 7.17,
+// a wildcard then matches it only with expand_wildcards hidden or all, or when the pattern
+// starts with a dot, while its name still reaches it. Data streams' backing indices
+// (.ds-<data-stream>-<yyyy.MM.dd>-<generation>) are hidden indices, such as the
+// .ds-ilm-history-5-* of the ilm-history-5 data stream that Elasticsearch 7.17 creates by
+// itself.
+func (f *FakeElasticsearch) SetHidden(namespace, monocle, index string) {
+	f.with(namespace, monocle, func(s *esState) {
+		s.index(index).hidden = true
+	})
+}
+
 // FakeCrawlerEntity is one crawler metadata document of a workspace index, as Monocle 1.11.2
 // keeps them: {"crawler_metadata": {"crawler_name", "crawler_type", "crawler_type_value",
 // "last_commit_at"}} (src/Monocle/Backend/Documents.hs, ECrawlerMetadataObject).
@@ -183,10 +220,9 @@ type FakeCrawlerEntity struct {
 }
 
 // SetCrawlerMetadata replaces the crawler metadata documents of an index of the Elasticsearch
-// of Monocle monocle in namespace, creating the index, open, when it does not exist. The fake
-// answers a search of the index with the terms aggregation "crawlers" on
-// crawler_metadata.crawler_name and its "oldest" and "newest" last_commit_at (package
-// elastic's CrawlersProgress), whatever the query says.
+// of Monocle monocle in namespace, creating the index, open, when it does not exist. A search
+// of the index (other than one for errors) gets them in the composite aggregation "entities"
+// package elastic's CrawlersProgress reads, by crawler, type and value, page by page.
 func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
 	f.with(namespace, monocle, func(s *esState) {
 		s.index(index).crawlers = append([]FakeCrawlerEntity(nil), entities...)
@@ -217,7 +253,7 @@ func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
 	var out []FakeIndex
 	f.with(namespace, monocle, func(s *esState) {
 		for name, ix := range s.indices {
-			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs})
+			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -328,9 +364,9 @@ func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reaso
 }
 
 // HoldRestores, with hold true, keeps the restores the Elasticsearch of Monocle monocle in
-// namespace accepts from then on in progress: GET _cluster/health/<indices> naming one of
-// their indices answers status red with an initializing shard (elastic.Client.RestoreDone
-// false). With hold false, every held restore finishes and later ones finish at once.
+// namespace accepts from then on in progress: their indices' primaries stay INITIALIZING in
+// GET _cat/shards (elastic.Client.RestoreDone false). With hold false, every held restore finishes and later
+// ones finish at once.
 func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
 	f.with(namespace, monocle, func(s *esState) {
 		s.hold = hold

@@ -110,7 +110,9 @@ type BackupResult struct {
 
 // BackupStatus returns m's backup status at now, from the status m has and what the last
 // read found (out; nil when this process has not read m's Elasticsearch since the plan
-// asked for work: the status then keeps what it had).
+// asked for work: the status then keeps what it had). Snapshots Elasticsearch cannot read
+// (out.Unreadable) count in status.backup.snapshots and are named at the end of the
+// condition's message, whatever its reason.
 func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now time.Time) BackupResult {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionBackupReady}
 	if m.Spec.Backup == nil {
@@ -145,7 +147,7 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 			}
 		}
 		if out.Listed {
-			st.Snapshots = int32(len(out.Snapshots))
+			st.Snapshots = int32(len(out.Snapshots) + len(out.Unreadable))
 			st.Running = ""
 			var running []string
 			for _, s := range out.Snapshots {
@@ -202,6 +204,10 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 		if st.NextScheduled != nil {
 			cond.Message += "; the next is due at " + st.NextScheduled.UTC().Format(time.RFC3339)
 		}
+	}
+	if out != nil && out.Listed && len(out.Unreadable) > 0 {
+		cond.Message = Truncate(fmt.Sprintf("%s. Elasticsearch cannot read %d snapshots of the repository (%s): they are left out of the listing and never deleted by keep; GET _snapshot/%s/<name> gives the error",
+			cond.Message, len(out.Unreadable), strings.Join(out.Unreadable, ", "), resources.BackupRepositoryName))
 	}
 	return BackupResult{Status: st, Condition: cond}
 }

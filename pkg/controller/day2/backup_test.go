@@ -1,6 +1,7 @@
 package day2
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,41 @@ func TestFailureInTheSecondOfASuccess(t *testing.T) {
 			m.Status.Backup = r.Status
 			if again := BackupStatus(m, nil, at.Add(2*time.Second)); again.Condition.Reason != tc.reason {
 				t.Errorf("from the status alone: %s, want %s", again.Condition.Reason, tc.reason)
+			}
+		})
+	}
+}
+
+// TestBackupStatusNamesUnreadableSnapshots: the snapshots Elasticsearch cannot read count in
+// status.backup.snapshots and are named in BackupReady's message, whatever its reason, from
+// the read that found them; without a read the message does not guess.
+func TestBackupStatusNamesUnreadableSnapshots(t *testing.T) {
+	now := time.Date(2026, 11, 25, 3, 30, 0, 0, time.UTC)
+	end := now.Add(-30 * time.Minute)
+	ok := elastic.Snapshot{Name: "scheduled-20261125-0300", State: elastic.SnapshotSuccess, Start: end.Add(-time.Minute), End: end}
+	failed := elastic.Snapshot{Name: "manual-0000beef", State: elastic.SnapshotFailed, Reason: "disk full", Start: end, End: end.Add(time.Second)}
+	for name, tc := range map[string]struct {
+		snaps  []elastic.Snapshot
+		reason string
+	}{
+		"after a success": {snaps: []elastic.Snapshot{ok}, reason: reasons.BackupSucceeded},
+		"after a failure": {snaps: []elastic.Snapshot{ok, failed}, reason: reasons.BackupFailed},
+		"nothing else":    {reason: reasons.NoBackupYet},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := backupMonocle("")
+			out := &operand.BackupOutcome{Listed: true, Snapshots: tc.snaps, Unreadable: []string{"scheduled-20261101-0300", "scheduled-20261102-0300"}}
+			r := BackupStatus(m, out, now)
+			if r.Condition.Reason != tc.reason || !strings.Contains(r.Condition.Message,
+				"Elasticsearch cannot read 2 snapshots of the repository (scheduled-20261101-0300, scheduled-20261102-0300)") {
+				t.Errorf("condition %s %q, want %s naming both unreadable snapshots", r.Condition.Reason, r.Condition.Message, tc.reason)
+			}
+			if want := int32(len(tc.snaps) + 2); r.Status.Snapshots != want {
+				t.Errorf("status.backup.snapshots = %d, want %d", r.Status.Snapshots, want)
+			}
+			m.Status.Backup = r.Status
+			if again := BackupStatus(m, nil, now); strings.Contains(again.Condition.Message, "cannot read") {
+				t.Errorf("without a read: %q", again.Condition.Message)
 			}
 		})
 	}

@@ -6,18 +6,22 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // Crawler progress: with each read of a Monocle's Elasticsearch, the operand worker reads
-// how far each crawler of the config in force has crawled, from the crawler metadata Monocle
-// keeps in the workspace indices (elastic.CrawlersProgress), and the errors they stored;
-// WithProgress puts them into status.crawlers (crawledUntil, entities, errors), from which
+// the crawler metadata Monocle keeps in the workspace indices (elastic.CrawlersProgress), and
+// the errors the crawlers stored; WithProgress keeps, of each crawler of the config in force,
+// the documents that config makes it commit, and puts how far it has crawled into
+// status.crawlers (crawledUntil, entities, errors), from which
 // the metric monocle_operator_crawler_crawled_until_timestamp_seconds is set, which the
 // alert MonocleCrawlerNotProgressing watches.
 
@@ -66,9 +70,30 @@ func CrawlersHealthyCondition(crawlers []monoclev1alpha1.CrawlerStatus) metav1.C
 	return cond
 }
 
+// CrawlerConfig returns cfg, the config in force (of hash configHash), when crawler, the
+// crawler Deployment, runs it: its pod template carries configHash (or no config hash: an
+// image that reloads its config by itself) and is rolled out; nil otherwise, while pods of an
+// earlier config may still crawl. The operator has only the config in force parsed, so the
+// progress of a crawler still on an earlier one is not judged.
+func CrawlerConfig(crawler *appsv1.Deployment, cfg *monocleconfig.Config, configHash string) *monocleconfig.Config {
+	if crawler == nil {
+		return cfg
+	}
+	hash, ok := crawler.Spec.Template.Annotations[resources.ConfigHashAnnotation]
+	if (ok && hash != configHash) || !DeploymentRolledOut(crawler) {
+		return nil
+	}
+	return cfg
+}
+
 // WithProgress returns crawlers with the progress and errors the last read found (read nil:
-// no read yet, and each crawler keeps what m's status says of it).
-func WithProgress(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.CrawlerStatus, read map[string]elastic.CrawlerProgress, errs map[string]elastic.CrawlerErrors) []monoclev1alpha1.CrawlerStatus {
+// no read yet, and each crawler keeps what m's status says of it). cfg is the config the
+// crawler runs (CrawlerConfig): a crawler's progress counts only the metadata documents of the
+// entities cfg makes it commit (monocleconfig.Crawler.EntityFilter), since Monocle keeps
+// those of entities an earlier config named, whose dates no longer move. Without cfg, or a
+// crawler it does not have, the crawler keeps the progress m's status says of it.
+func WithProgress(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.CrawlerStatus, read map[string]elastic.CrawlerProgress,
+	errs map[string]elastic.CrawlerErrors, cfg *monocleconfig.Config) []monoclev1alpha1.CrawlerStatus {
 	earlier := map[string]monoclev1alpha1.CrawlerStatus{}
 	for _, c := range m.Status.Crawlers {
 		earlier[operand.CrawlerKey(c.Workspace, c.Name)] = c
@@ -80,15 +105,40 @@ func WithProgress(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawler
 		if e, ok := errs[key]; ok {
 			c.Errors = errorsStatus(e)
 		}
-		switch p, ok := read[key]; {
+		filter, known := crawlerFilter(cfg, c.Workspace, c.Name)
+		switch {
 		case read == nil:
 			c.CrawledUntil, c.Entities, c.Errors = earlier[key].CrawledUntil, earlier[key].Entities, earlier[key].Errors
-		case ok:
-			c.CrawledUntil, c.Entities = StatusTime(p.Oldest), int32(p.Entities)
+		case !known:
+			c.CrawledUntil, c.Entities = earlier[key].CrawledUntil, earlier[key].Entities
 		default:
 			c.CrawledUntil, c.Entities = nil, 0
+			for _, e := range read[key].Entities {
+				if filter.Has(e.Type, e.Value) {
+					c.Entities++
+					if c.CrawledUntil == nil || e.LastCommitAt.Before(c.CrawledUntil.Time) {
+						c.CrawledUntil = StatusTime(e.LastCommitAt)
+					}
+				}
+			}
 		}
 		out[i] = c
 	}
 	return out
+}
+
+// crawlerFilter returns the EntityFilter of crawler name of workspace in cfg, and whether cfg
+// has it.
+func crawlerFilter(cfg *monocleconfig.Config, workspace, name string) (monocleconfig.EntityFilter, bool) {
+	if cfg == nil {
+		return monocleconfig.EntityFilter{}, false
+	}
+	for _, w := range cfg.Workspaces {
+		for _, cr := range w.Crawlers {
+			if w.Name == workspace && cr.Name == name {
+				return cr.EntityFilter(), true
+			}
+		}
+	}
+	return monocleconfig.EntityFilter{}, false
 }

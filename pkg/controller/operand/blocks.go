@@ -10,19 +10,11 @@ import (
 
 // clearBlocks clears Elasticsearch's flood-stage block (index.blocks.read_only_allow_delete)
 // from the indices blocked, which a read found, once disk, the disk use that read found, is
-// under the high watermark: Elasticsearch lifts the block by itself only from 7.4. It
-// returns the indices still blocked: all of them when the disk is over the high watermark
-// or a request failed (logged), none once cleared.
-func clearBlocks(ctx context.Context, logger klog.Logger, client elastic.Client, disk elastic.Disk, blocked []string) []string {
-	if len(blocked) == 0 {
-		return blocked
-	}
-	wm, err := client.Watermarks(ctx)
-	if err != nil {
-		logger.V(2).Info("Reading the disk watermarks failed", "err", err)
-		return blocked
-	}
-	if wm.High.Exceeded(disk) {
+// under wm's high watermark: Elasticsearch lifts the block by itself only from 7.4. It
+// returns the indices still blocked: all of them when the disk is over the high watermark,
+// the watermarks are unknown (wm nil) or the request failed (logged), none once cleared.
+func clearBlocks(ctx context.Context, logger klog.Logger, client elastic.Client, disk elastic.Disk, wm *elastic.Watermarks, blocked []string) []string {
+	if len(blocked) == 0 || wm == nil || wm.High.Exceeded(disk) {
 		return blocked
 	}
 	if err := client.ClearReadOnly(ctx, blocked...); err != nil {

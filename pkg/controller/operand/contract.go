@@ -105,9 +105,12 @@ type BackupOutcome struct {
 	// why the repository could not be listed.
 	Taken   bool
 	TakeErr string
-	// Listed is true when Snapshots lists the repository (oldest first, after retention).
-	Listed    bool
-	Snapshots []elastic.Snapshot
+	// Listed is true when Snapshots lists the repository's readable snapshots (oldest
+	// first, after retention) and Unreadable, sorted, the names of those whose metadata
+	// Elasticsearch could not read (elastic.Client.Snapshots); retention leaves those alone.
+	Listed     bool
+	Snapshots  []elastic.Snapshot
+	Unreadable []string
 	// Sizes are the sizes in bytes of the successful snapshots read so far, by name.
 	Sizes map[string]int64
 	// Restore is what the restore step did.

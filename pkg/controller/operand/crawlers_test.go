@@ -16,6 +16,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -44,7 +45,14 @@ func TestCrawlerProgress(t *testing.T) {
 	if read == nil || errs == nil {
 		t.Fatal("the read failed")
 	}
-	got := day2.WithProgress(m, crawlers, read, errs)
+	cfg := &monocleconfig.Config{Workspaces: []monocleconfig.Workspace{
+		{Name: "demo", Crawlers: []monocleconfig.Crawler{
+			{Name: "gh", Provider: monocleconfig.ProviderGitHub, Entities: monocleconfig.Entities{Organization: "a"}},
+			{Name: "gitlab", Provider: monocleconfig.ProviderGitLab, Entities: monocleconfig.Entities{Organization: "x"}},
+		}},
+		{Name: "new", Crawlers: []monocleconfig.Crawler{{Name: "gerrit", Provider: monocleconfig.ProviderGerrit}}},
+	}}
+	got := day2.WithProgress(m, crawlers, read, errs, cfg)
 	if c := got[0]; c.CrawledUntil == nil || !c.CrawledUntil.Time.Equal(day(20)) || c.Entities != 2 {
 		t.Errorf("gh: crawledUntil %v, %d entities; want the oldest date %s of 2", c.CrawledUntil, c.Entities, day(20))
 	}
@@ -67,7 +75,7 @@ func TestCrawlerProgress(t *testing.T) {
 
 	// No read yet, or a failed one: the status's values stay.
 	m.Status.Crawlers = got
-	kept := day2.WithProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil, nil)
+	kept := day2.WithProgress(m, []monoclev1alpha1.CrawlerStatus{{Workspace: "demo", Name: "gh"}}, nil, nil, cfg)
 	if kept[0].CrawledUntil == nil || !kept[0].CrawledUntil.Equal(&metav1.Time{Time: day(20)}) || kept[0].Entities != 2 {
 		t.Errorf("no read: crawledUntil %v, %d entities; want the status's", kept[0].CrawledUntil, kept[0].Entities)
 	}
@@ -97,7 +105,7 @@ func TestReadsCompareCrawlerProgress(t *testing.T) {
 	operand.SetLast(w, m, operand.Result{})
 	for i := range 2 {
 		operand.ReadNow(w, m, operand.Inputs{Workspaces: []string{"demo"}})
-		if p, ok := operand.Last(w, m).Crawlers[operand.CrawlerKey("demo", "gh")]; !ok || p.Entities != 1 {
+		if p, ok := operand.Last(w, m).Crawlers[operand.CrawlerKey("demo", "gh")]; !ok || len(p.Entities) != 1 {
 			t.Fatalf("read %d: crawlers %v", i, operand.Last(w, m).Crawlers)
 		}
 	}

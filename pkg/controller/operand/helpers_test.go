@@ -30,8 +30,10 @@ type enqueued struct {
 func testWorker(t *testing.T, srv *elastictest.Server, timeout time.Duration) (operand.Worker, chan enqueued) {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
-	// Each read lists the workspace indices too: none here.
+	// Each read lists the workspace indices too: none here; and reads the disk watermarks:
+	// the defaults, unless the test routes its own after this.
 	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
+	srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)
 	out := make(chan enqueued, 16)
 	h := operand.New(ctx, operand.Options{Interval: time.Hour, Timeout: timeout, DialAddress: hostOf(t, srv)},
 		func(key cache.ObjectName, after time.Duration) { out <- enqueued{key, after} })

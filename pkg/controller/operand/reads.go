@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
@@ -29,20 +30,24 @@ func apiHealthURL(m *monoclev1alpha1.Monocle) string {
 	return fmt.Sprintf("http://%s.%s.svc:%d/health", resources.APIName(m), m.Namespace, resources.APIPort)
 }
 
-// readHealth reads the cluster health and the disk use of the Elasticsearch client talks to.
+// readHealth reads the cluster health, the disk use and the disk watermarks of the
+// Elasticsearch client talks to.
 //
-// When the disk is more than DiskPressurePercent full, or blocks says the last read found
-// some, it also reads the indices Elasticsearch made read-only at its flood-stage watermark:
-// Monocle ignores the failed writes and drops what it crawls. A failure of that request is
-// logged, never a failed read. disk is what the health's disk use was read from.
-func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (_ *monoclev1alpha1.ElasticsearchHealth, disk elastic.Disk, _ error) {
+// When the disk is past any watermark in force (elastic.Watermarks.AnyExceeded: a byte
+// flood stage blocks indices well under 85% used), or blocks says the last read found some,
+// it also reads the indices Elasticsearch made read-only at its flood-stage watermark:
+// Monocle ignores the failed writes and drops what it crawls. When the watermarks cannot be
+// read, more than DiskPressurePercent used stands for them. A failure of these requests is
+// logged, never a failed read. disk is what the health's disk use was read from; wm the
+// watermarks, nil when they could not be read.
+func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (_ *monoclev1alpha1.ElasticsearchHealth, disk elastic.Disk, wm *elastic.Watermarks, _ error) {
 	health, err := client.Health(ctx)
 	if err != nil {
-		return nil, disk, err
+		return nil, disk, nil, err
 	}
 	disk, err = client.DiskUsage(ctx)
 	if err != nil {
-		return nil, disk, err
+		return nil, disk, nil, err
 	}
 	out := &monoclev1alpha1.ElasticsearchHealth{
 		Status:          string(health.Status),
@@ -50,7 +55,13 @@ func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, 
 		DiskSize:        Mebibytes(disk.TotalBytes),
 		IndicesSize:     Mebibytes(disk.IndicesBytes),
 	}
-	if blocks || disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent {
+	pressed := disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent
+	if w, err := client.Watermarks(ctx); err != nil {
+		logger.V(2).Info("Reading the disk watermarks failed", "err", err)
+	} else {
+		wm, pressed = &w, w.AnyExceeded(disk)
+	}
+	if blocks || pressed {
 		blocked, err := client.ReadOnlyIndices(ctx)
 		if err != nil {
 			logger.V(2).Info("Reading the read-only indices failed", "err", err)
@@ -58,7 +69,7 @@ func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, 
 			out.ReadOnlyIndices = blocked
 		}
 	}
-	return out, disk, nil
+	return out, disk, wm, nil
 }
 
 // Mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes
@@ -106,7 +117,9 @@ func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client
 // sameProgress reports whether a and b are the same progress (equality.Semantic cannot
 // compare time.Time, whose fields are unexported, and panics).
 func sameProgress(a, b elastic.CrawlerProgress) bool {
-	return a.Crawler == b.Crawler && a.Entities == b.Entities && a.Oldest.Equal(b.Oldest) && a.Newest.Equal(b.Newest)
+	return a.Crawler == b.Crawler && slices.EqualFunc(a.Entities, b.Entities, func(x, y elastic.CrawlerEntity) bool {
+		return x.Type == y.Type && x.Value == y.Value && x.LastCommitAt.Equal(y.LastCommitAt)
+	})
 }
 
 // sameErrors reports whether a and b sum up the same errors.

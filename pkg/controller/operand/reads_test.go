@@ -193,8 +193,8 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	waitRead(t, got)
 }
 
-// TestReadOnlyReadFailuresAreNotFatal: past 85% full, an Elasticsearch whose settings cannot
-// be read (500, garbage, slow) still has its health and disk use read.
+// TestReadOnlyReadFailuresAreNotFatal: past the watermarks, an Elasticsearch whose index
+// settings cannot be read (500, garbage, slow) still has its health and disk use read.
 func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 	full := strings.NewReplacer(`"disk.used":"8589934592"`, `"disk.used":"10307921510"`, `"disk.percent":"80"`, `"disk.percent":"96"`).Replace(elastictest.Allocation80)
 	for name, settings := range map[string]http.Handler{
@@ -207,13 +207,14 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 			srv.Reply("GET", "/_cluster/health", 200, elastictest.GreenHealth)
 			srv.Reply("GET", "/_cat/allocation", 200, full)
 			srv.Handle("GET", "/_all/_settings/index.blocks.read_only_allow_delete", settings)
+			srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)
 			client, err := elastic.New(srv.URL, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			health, _, err := operand.ReadHealth(ctx, klog.Background(), client, false)
+			health, _, _, err := operand.ReadHealth(ctx, klog.Background(), client, false)
 			if err != nil || health == nil || health.Status != "green" || ptr.Deref(health.DiskUsedPercent, 0) < 95 || health.ReadOnlyIndices != nil {
 				t.Errorf("health %+v, err %v; want green, 95%% or more, no read-only indices", health, err)
 			}

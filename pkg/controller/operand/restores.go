@@ -11,13 +11,20 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
 
-// runRestore carries out restore step p against client. The Pending step registers the
-// source repository, reads the snapshot's indices and closes those that exist open:
+// runRestore carries out restore step p against client. A restore restores Monocle's indices
+// only (elastic.IsMonocleIndex), by their names, whatever else the snapshot holds: a snapshot
+// of another cluster can hold data streams and hidden indices (.ds-ilm-history-*, .kibana*)
+// that are none of the Monocle's business, and any of them open in this cluster would make
+// Elasticsearch refuse the whole restore.
+//
+// The Pending step registers the source repository, reads the snapshot's Monocle indices
+// (none is a Failed restore) and closes those that exist open, hidden ones included:
 // Elasticsearch restores only over closed indices, and closing is idempotent. The Restoring
 // step starts the restore, then reads whether it is done. Elasticsearch refuses to restore
-// over an open index, and only a restore reopens the indices the Pending step closed: a
-// refusal for that reason means a restore this operator started before, which is then only
-// waited for.
+// over an open index, and only a restore reopens the indices the Pending step left closed or
+// missing: a refusal that names one of them means a restore this operator started before,
+// which is then only waited for. A refusal naming another index is an error with
+// Elasticsearch's reason.
 func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) RestoreOutcome {
 	var out RestoreOutcome
 	if err := client.EnsureRepository(ctx, p.RepoName, p.Repo); err != nil {
@@ -37,18 +44,21 @@ func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) Resto
 		case snap.State != elastic.SnapshotSuccess && snap.State != elastic.SnapshotPartial:
 			out.Failed = fmt.Sprintf("snapshot %s is %s, not SUCCESS", p.Snapshot, snap.State)
 			return out
-		case len(snap.Indices) == 0:
-			out.Failed = fmt.Sprintf("snapshot %s holds no index", p.Snapshot)
+		}
+		indices := monocleIndices(snap.Indices)
+		if len(indices) == 0 {
+			out.Failed = fmt.Sprintf("snapshot %s holds no Monocle index (%s or %s<workspace>); it holds [%s]",
+				p.Snapshot, elastic.ConfigIndex, elastic.WorkspaceIndexPrefix, strings.Join(snap.Indices, ", "))
 			return out
 		}
-		existing, err := client.Indices(ctx, "*")
+		existing, err := client.Indices(ctx, "monocle*")
 		if err != nil {
 			out.Err = err.Error()
 			return out
 		}
 		var open []string
 		for _, ix := range existing {
-			if ix.Status == "open" && slices.Contains(snap.Indices, ix.Name) {
+			if ix.Status == "open" && slices.Contains(indices, ix.Name) {
 				open = append(open, ix.Name)
 			}
 		}
@@ -58,16 +68,21 @@ func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) Resto
 				return out
 			}
 		}
-		out.Indices, out.Closed = snap.Indices, true
+		out.Indices, out.Closed = indices, true
 	case monoclev1alpha1.RestoreRestoring:
-		indices := strings.Split(p.Indices, ",")
+		// A list written before restores were limited to Monocle's indices may hold others.
+		indices := monocleIndices(strings.Split(p.Indices, ","))
+		if len(indices) == 0 {
+			out.Failed = fmt.Sprintf("no Monocle index to restore from snapshot %s (indices %q)", p.Snapshot, p.Indices)
+			return out
+		}
 		err := client.Restore(ctx, p.RepoName, p.Snapshot, indices)
 		var se *elastic.StatusError
 		switch {
 		case err == nil:
-		case errors.As(err, &se) && se.Type == "snapshot_restore_exception" && strings.Contains(se.Reason, "open index with same name already exists"):
-			// Only this restore reopens the indices the Pending step closed: it was started
-			// before, by this operator.
+		case refusedForOurs(err, indices):
+			// Only this restore reopens the indices the Pending step left closed or missing: it
+			// was started before, by this operator.
 		case elastic.IsNotFound(err):
 			out.Failed = err.Error()
 			return out
@@ -86,4 +101,22 @@ func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) Resto
 		out.Done = done
 	}
 	return out
+}
+
+// monocleIndices returns the names of list that are Monocle's indices, in order.
+func monocleIndices(list []string) []string {
+	var out []string
+	for _, n := range list {
+		if elastic.IsMonocleIndex(n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// refusedForOurs reports whether err is Elasticsearch's refusal to restore over an open index
+// that is one of indices.
+func refusedForOurs(err error, indices []string) bool {
+	index, ok := elastic.RefusedOpenIndex(err)
+	return ok && slices.Contains(indices, index)
 }

@@ -152,3 +152,85 @@ func TestRestoreFromAnotherRepository(t *testing.T) {
 		t.Errorf("%d restores, want 1", n)
 	}
 }
+
+// dsIndex is a backing index of the data stream ilm-history-5, which Elasticsearch 7.17
+// creates by itself in every cluster: a hidden index, open, that a snapshot of another
+// cluster holds too.
+const dsIndex = ".ds-ilm-history-5-2021.12.16-000001"
+
+// TestRestoreOfMonocleIndicesOnly restores a snapshot that also holds a hidden index open in
+// this cluster, and a Monocle index that is hidden here: only the Monocle indices are
+// restored, the hidden one closed first, and the restore succeeds once they are open again.
+func TestRestoreOfMonocleIndicesOnly(t *testing.T) {
+	m := restoreMonocle("theirs")
+	f, _ := fakeElastic(t, m)
+	f.SetHidden("ns", "m", dsIndex)
+	f.SetHidden("ns", "m", "monocle.config")
+	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "theirs",
+		Indices: []string{dsIndex, "monocle.changes.1.demo", "monocle.config"}, Docs: map[string]int64{"monocle.changes.1.demo": 7}})
+	m.Status.Restore = day2.RestoreStatus(m, operand.RestorePlan{}, nil, time.Now()).Status
+
+	m, res := restoreStep(t, m, f)
+	if res.Status.Phase != monoclev1alpha1.RestoreRestoring || strings.Join(res.Status.Indices, ",") != "monocle.changes.1.demo,monocle.config" {
+		t.Errorf("after the Pending step: %s %v %q; want Restoring the two Monocle indices", res.Status.Phase, res.Status.Indices, res.Status.Message)
+	}
+	for _, ix := range f.Indices("ns", "m") {
+		if ix.Open != (ix.Name == dsIndex) {
+			t.Errorf("after the Pending step, %s (hidden %v) open = %v; want only %s open", ix.Name, ix.Hidden, ix.Open, dsIndex)
+		}
+	}
+	m, res = restoreStep(t, m, f)
+	if res.Status.Phase != monoclev1alpha1.RestoreSucceeded {
+		t.Fatalf("after the Restoring step: %s %q", res.Status.Phase, res.Status.Message)
+	}
+	if n := f.Restores("ns", "m", resources.BackupRepositoryName, "theirs"); n != 1 {
+		t.Errorf("%d restores accepted, want 1", n)
+	}
+	for _, ix := range f.Indices("ns", "m") {
+		if !ix.Open || (ix.Name == "monocle.changes.1.demo" && ix.Docs != 7) {
+			t.Errorf("after the restore, %s: open %v with %d docs; want open, the workspace with the snapshot's 7", ix.Name, ix.Open, ix.Docs)
+		}
+	}
+	if day2.RestoreWanted(m) {
+		t.Error("a succeeded restore is still wanted")
+	}
+}
+
+// TestRestoringStepOfAnOlderList runs a Restoring step whose index list, written before
+// restores were limited to Monocle's indices, holds a hidden index open in this cluster: the
+// step restores the Monocle indices only.
+func TestRestoringStepOfAnOlderList(t *testing.T) {
+	m := restoreMonocle("theirs")
+	f, _ := fakeElastic(t, m)
+	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "theirs",
+		Indices: []string{dsIndex, "monocle.changes.1.demo", "monocle.config"}})
+	m.Status.Restore = day2.RestoreStatus(m, operand.RestorePlan{}, nil, time.Now()).Status
+	m.Status.Restore.Phase = monoclev1alpha1.RestoreRestoring
+	m.Status.Restore.Indices = []string{dsIndex, "monocle.changes.1.demo", "monocle.config"}
+	// The Pending step found the Monocle indices missing.
+	f.SetIndices("ns", "m")
+	f.SetHidden("ns", "m", dsIndex)
+	_, res := restoreStep(t, m, f)
+	if res.Status.Phase != monoclev1alpha1.RestoreSucceeded || f.Restores("ns", "m", resources.BackupRepositoryName, "theirs") != 1 {
+		t.Errorf("phase %s %q after %d restores; want Succeeded after 1", res.Status.Phase, res.Status.Message,
+			f.Restores("ns", "m", resources.BackupRepositoryName, "theirs"))
+	}
+}
+
+func TestRestoreOfSnapshotWithoutMonocleIndexFails(t *testing.T) {
+	m := restoreMonocle("kibana")
+	f, _ := fakeElastic(t, m)
+	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "kibana",
+		Indices: []string{".kibana_1", dsIndex}})
+	m.Status.Restore = day2.RestoreStatus(m, operand.RestorePlan{}, nil, time.Now()).Status
+	_, res := restoreStep(t, m, f)
+	if res.Status.Phase != monoclev1alpha1.RestoreFailed || !strings.Contains(res.Status.Message, "holds no Monocle index") ||
+		!strings.Contains(res.Status.Message, ".kibana_1") {
+		t.Fatalf("phase %s %q, want Failed saying the snapshot holds no Monocle index and what it holds", res.Status.Phase, res.Status.Message)
+	}
+	for _, ix := range f.Indices("ns", "m") {
+		if !ix.Open {
+			t.Errorf("index %s was closed for a snapshot without Monocle index", ix.Name)
+		}
+	}
+}

@@ -15,16 +15,22 @@ import (
 // Monocle's own repository (resources.BackupRepositoryName). A snapshot's name comes from
 // what asked for it (a schedule's slot, an annotation's value), so a process that dies after
 // Elasticsearch accepted a snapshot and before the status said so asks again, meets "already
-// exists", and counts it as taken: no snapshot is taken twice.
+// exists" (or "already in-progress" while it runs), and counts it as taken: no snapshot is
+// taken twice.
+//
+// A snapshot whose metadata Elasticsearch cannot read (a damaged or missing snap-<uuid>.dat)
+// is listed apart (BackupOutcome.Unreadable): retention neither deletes it, since the
+// failure may be passing (an object store that did not answer) and the snapshot good, nor
+// counts it among the kept ones, since nothing says it succeeded or when.
 
 // ScheduledSnapshotPrefix starts the names of the snapshots a schedule takes: only those
 // expire (Plan.Keep).
 const ScheduledSnapshotPrefix = "scheduled-"
 
 // runSnapshots carries out the snapshot work of p against client: it registers the
-// repository, starts p.Take, deletes the scheduled snapshots beyond p.Keep, lists the
-// repository and reads the size of the newest successful snapshot (once per snapshot: sizes
-// carries the earlier ones).
+// repository, starts p.Take, lists the repository, deletes the readable scheduled snapshots
+// beyond p.Keep and reads the size of the newest successful snapshot (once per snapshot:
+// sizes carries the earlier ones).
 func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[string]int64) BackupOutcome {
 	out := BackupOutcome{Plan: p, Sizes: map[string]int64{}}
 	if p.Repo.Type == "" {
@@ -41,10 +47,15 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 			out.TakeErr = err.Error()
 		}
 	}
-	snaps, err := client.Snapshots(ctx, resources.BackupRepositoryName)
+	snaps, unreadable, err := client.Snapshots(ctx, resources.BackupRepositoryName)
 	if err != nil {
 		out.TakeErr = strings.TrimPrefix(out.TakeErr+"; ", "; ") + err.Error()
 		return out
+	}
+	if len(unreadable) > 0 {
+		// BackupReady names them; the log at every read would only repeat it.
+		klog.FromContext(ctx).V(2).Info("Elasticsearch cannot read some snapshots of the repository; retention leaves them alone",
+			"snapshots", unreadable)
 	}
 	for _, s := range expiredSnapshots(snaps, p.Keep) {
 		if err := client.DeleteSnapshot(ctx, resources.BackupRepositoryName, s.Name); err != nil {
@@ -53,7 +64,7 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 		}
 		snaps = without(snaps, s.Name)
 	}
-	out.Listed, out.Snapshots = true, snaps
+	out.Listed, out.Snapshots, out.Unreadable = true, snaps, unreadable
 	if last := LastSuccessful(snaps); last != nil {
 		if n, ok := sizes[last.Name]; ok {
 			out.Sizes[last.Name] = n
@@ -65,7 +76,7 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 }
 
 // takeSnapshot starts snapshot name of the Monocle indices (monocle.*); one that already
-// exists counts as taken.
+// exists, or is still being taken, counts as taken: the name is this Monocle's own.
 func takeSnapshot(ctx context.Context, client elastic.Client, name string) error {
 	indices, err := client.Indices(ctx, "monocle*")
 	if err != nil {
@@ -79,8 +90,7 @@ func takeSnapshot(ctx context.Context, client elastic.Client, name string) error
 		names = append(names, ix.Name)
 	}
 	err = client.CreateSnapshot(ctx, resources.BackupRepositoryName, name, names)
-	var se *elastic.StatusError
-	if errors.As(err, &se) && se.Type == "invalid_snapshot_name_exception" && strings.Contains(se.Reason, "already exists") {
+	if elastic.IsSnapshotNameTaken(err) {
 		return nil
 	}
 	return err

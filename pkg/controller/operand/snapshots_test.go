@@ -16,6 +16,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -214,5 +215,94 @@ func TestBackupStatusIsStableReadBack(t *testing.T) {
 	}
 	if r := day2.RestoreStatus(m, operand.RestorePlan{}, nil, later).Status; !equality.Semantic.DeepEqual(r, back.Restore) {
 		t.Errorf("status.restore computed again differs from its copy read back:\n%+v\n%+v", r, back.Restore)
+	}
+}
+
+// TestSnapshotStillRunningCountsAsTaken: asking again for a snapshot that Elasticsearch is
+// still taking (an operator that died after it accepted the snapshot, restarted within the
+// snapshot's run) meets 400 "is already in-progress": the snapshot is this Monocle's own,
+// taken, and no failure reaches the status.
+func TestSnapshotStillRunningCountsAsTaken(t *testing.T) {
+	const name = "scheduled-20261125-0300"
+	srv := elastictest.NewServer(t)
+	srv.Reply("GET", "/_snapshot/monocle", 200, `{"monocle":{"type":"fs","settings":{"location":"`+resources.BackupMountPath+`"}}}`)
+	srv.Reply("GET", "/_cat/indices/monocle*", 200, `[{"health":"yellow","status":"open","index":"monocle.config","uuid":"u","pri":"1","rep":"1",`+
+		`"docs.count":"1","docs.deleted":"0","store.size":"5120","pri.store.size":"5120"}]`)
+	// SnapshotsService.ensureSnapshotNameNotRunning (Elasticsearch 7.17), as
+	// InvalidSnapshotNameException renders it.
+	srv.Reply("PUT", "/_snapshot/monocle/"+name, 400, `{"error":{"root_cause":[{"type":"invalid_snapshot_name_exception",`+
+		`"reason":"[monocle:`+name+`] Invalid snapshot name [`+name+`], snapshot with the same name is already in-progress"}],`+
+		`"type":"invalid_snapshot_name_exception","reason":"[monocle:`+name+`] Invalid snapshot name [`+name+`], snapshot with the same name is already in-progress"},"status":400}`)
+	srv.Reply("GET", "/_snapshot/monocle/_all", 200, `{"snapshots":[{"snapshot":"`+name+`","uuid":"kV3sWq4bQk2m1nJ7rT9yXw","repository":"monocle",`+
+		`"indices":["monocle.config"],"data_streams":[],"include_global_state":false,"state":"IN_PROGRESS","start_time":"2026-11-25T03:00:00.250Z",`+
+		`"start_time_in_millis":1795575600250,"end_time":"1970-01-01T00:00:00.000Z","end_time_in_millis":0,"duration_in_millis":0,"failures":[],`+
+		`"shards":{"total":0,"failed":0,"successful":0},"feature_states":[]}],"total":1,"remaining":0}`)
+	client, err := elastic.New(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := backupMonocle("0 3 * * *")
+	slot := metav1.NewTime(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))
+	m.Status.Backup = &monoclev1alpha1.BackupStatus{Schedule: "0 3 * * *", NextScheduled: &slot}
+	now := slot.Add(time.Minute)
+	p := day2.PlanBackup(m, now)
+	if p.Take != name {
+		t.Fatalf("take %q, want %s", p.Take, name)
+	}
+	out := operand.RunSnapshots(context.Background(), client, p, nil)
+	if !out.Taken || out.TakeErr != "" {
+		t.Fatalf("taken %v, takeErr %q; want taken", out.Taken, out.TakeErr)
+	}
+	r := day2.BackupStatus(m, &out, now)
+	if r.Status.LastFailure != nil || r.Status.Running != name || r.Condition.Reason == reasons.BackupFailed {
+		t.Errorf("status %+v, condition %s: want %s running and no failure", r.Status, r.Condition.Reason, name)
+	}
+	if r.Status.NextScheduled == nil || !r.Status.NextScheduled.Time.Equal(slot.Add(24*time.Hour)) {
+		t.Errorf("nextScheduled = %v, want the next day's slot", r.Status.NextScheduled)
+	}
+}
+
+// TestUnreadableSnapshotsLeftAlone: a scheduled snapshot whose metadata Elasticsearch cannot
+// read neither stops the listing nor is deleted or counted by retention; the BackupReady
+// message names it and status.backup.snapshots counts it.
+func TestUnreadableSnapshotsLeftAlone(t *testing.T) {
+	for _, unreadable := range []string{testkit.SnapshotCorrupt, testkit.SnapshotBlobMissing} {
+		t.Run(unreadable, func(t *testing.T) {
+			m := backupMonocle("@daily")
+			m.Spec.Backup.Keep = ptr.To[int32](1)
+			f, client := fakeElastic(t, m)
+			base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+			put := func(name string, day int, unreadable string) {
+				at := base.Add(time.Duration(day) * 24 * time.Hour)
+				f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: name,
+					Indices: []string{"monocle.config"}, Start: at, End: at.Add(time.Minute), Unreadable: unreadable})
+			}
+			put("scheduled-20261101-0000", 0, "")
+			put("scheduled-20261102-0000", 1, unreadable)
+			put("scheduled-20261103-0000", 2, "")
+			put("scheduled-20261104-0000", 3, unreadable)
+
+			out := operand.RunSnapshots(context.Background(), client, day2.PlanBackup(m, base), nil)
+			if !out.Listed || out.TakeErr != "" || strings.Join(out.Unreadable, ",") != "scheduled-20261102-0000,scheduled-20261104-0000" {
+				t.Fatalf("listed %v, takeErr %q, unreadable %v", out.Listed, out.TakeErr, out.Unreadable)
+			}
+			var names []string
+			for _, s := range f.Snapshots("ns", "m", resources.BackupRepositoryName) {
+				names = append(names, s.Name)
+			}
+			// keep 1: the newest readable success stays, the older readable one goes; the
+			// unreadable ones, even the newest, neither go nor count.
+			if got, want := strings.Join(names, ","), "scheduled-20261102-0000,scheduled-20261103-0000,scheduled-20261104-0000"; got != want {
+				t.Errorf("kept %s, want %s", got, want)
+			}
+			r := day2.BackupStatus(m, &out, base)
+			if r.Status.Snapshots != 3 || r.Status.LastSuccessful == nil || r.Status.LastSuccessful.Name != "scheduled-20261103-0000" {
+				t.Errorf("status %d snapshots, last %+v; want 3, scheduled-20261103-0000", r.Status.Snapshots, r.Status.LastSuccessful)
+			}
+			if r.Condition.Reason != reasons.BackupSucceeded || !strings.Contains(r.Condition.Message, "cannot read 2 snapshots") ||
+				!strings.Contains(r.Condition.Message, "scheduled-20261102-0000, scheduled-20261104-0000") {
+				t.Errorf("condition %s %q, want BackupSucceeded naming the unreadable snapshots", r.Condition.Reason, r.Condition.Message)
+			}
+		})
 	}
 }

@@ -207,8 +207,8 @@ func (w *worker) Forget(key cache.ObjectName) {
 // enqueues key at once when the result changed, and again after the interval. It frees a
 // slot when it ends.
 //
-// The steps, in the order of their requests: read the cluster health, disk use and
-// read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
+// The steps, in the order of their requests: read the cluster health, disk use, disk
+// watermarks and read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
 // read the crawler progress and errors of workspaces; ask the API; delete
 // plan.DeleteIndex; list the workspace indices, so that the listing reflects the deletion;
 // then, with a timeout of its own, the backup and restore work of plan, after which key is
@@ -230,9 +230,10 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 	var health *monoclev1alpha1.ElasticsearchHealth
 	if err == nil {
 		var disk elastic.Disk
-		health, disk, err = readHealth(ctx, monocle, client, blocks)
+		var wm *elastic.Watermarks
+		health, disk, wm, err = readHealth(ctx, monocle, client, blocks)
 		if err == nil && !plan.KeepBlocks {
-			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, health.ReadOnlyIndices)
+			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, wm, health.ReadOnlyIndices)
 		}
 	}
 	var errText string

@@ -2,7 +2,8 @@ package search
 
 import (
 	"fmt"
-	"unicode"
+
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig/parsetime"
 )
 
 // Kind is the kind of a Token: the tokens of src/Monocle/Search/Lexer.hs at Monocle 1.11.2.
@@ -83,17 +84,8 @@ func runesKey(rs []rune) string { return string(rs) }
 
 func str(s string) lexParser[[]rune] { return chunk([]rune(s), runesKey) }
 
-// isHaskellSpace is Data.Char.isSpace of GHC: tab, newline, vertical tab, form feed, carriage
-// return, space, no-break space, and the Unicode space separators (category Zs).
-func isHaskellSpace(r rune) bool {
-	if r <= 0x377 {
-		return r == ' ' || r >= '\t' && r <= '\r' || r == 0xa0
-	}
-	return unicode.Is(unicode.Zs, r)
-}
-
 // space is Megaparsec.Char.space: takeWhileP (Just "white space") isSpace.
-var space = fmap(takeWhile("white space", isHaskellSpace), func([]rune) struct{} { return struct{}{} })
+var space = fmap(takeWhile("white space", parsetime.IsSpace), func([]rune) struct{} { return struct{}{} })
 
 // keyword is Lexer.symbol space: the text, then any white space.
 func keyword(s string) lexParser[[]rune] { return before(str(s), space) }

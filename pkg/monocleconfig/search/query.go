@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/pkg/monocleconfig/parsetime"
 )
 
 // This file ports the query stage of Monocle's search language (src/Monocle/Search/Query.hs
@@ -367,43 +369,18 @@ func showUTCTime(t time.Time) string {
 }
 
 // parseDateValue is Query.hs's parseDateValue: parseTimeM False defaultTimeLocale with "%F",
-// then "%Y-%m", then "%Y", as the time library (1.12) parses them: %Y is an optional "-",
-// optional white space and one or more digits; %m and %d are two digits; the date must exist.
+// then "%Y-%m", then "%Y", as the time library reads them (parsetime): a year of any number of
+// digits ("0000001969" is 1969), an optional "-" and white space before it.
 func parseDateValue(s string) (time.Time, bool) {
-	m := dateValue.FindStringSubmatch(s)
-	if m == nil {
-		return time.Time{}, false
-	}
-	digits := strings.TrimLeftFunc(m[2], isHaskellSpace)
-	year := 999_999_999 // beyond this the year only matters for being after 1970
-	if len(digits) < 10 {
-		year, _ = strconv.Atoi(digits)
-	}
-	if m[1] == "-" {
-		year = -year
-	}
-	month, day := 1, 1
-	if m[3] != "" {
-		month, _ = strconv.Atoi(m[3])
-	}
-	if m[4] != "" {
-		day, _ = strconv.Atoi(m[4])
-	}
-	t := time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
-	if month < 1 || month > 12 || t.Day() != day {
-		return time.Time{}, false
-	}
-	return t, true
+	return parsetime.Parse(s, "%F", "%Y-%m", "%Y")
 }
-
-var dateValue = regexp.MustCompile(`^(-?)([\t\n\v\f\r \x{a0}\p{Zs}]*[0-9]+)(?:-([0-9]{2})(?:-([0-9]{2}))?)?$`)
 
 // parseRelativeDate is Query.hs's parseRelativeDateValue: "now", or "now-" a count and
 // hour, day, week, month or year with an optional "s" (white space may follow, as readMaybe
 // allows), counted back from now's date (months and years clip the day to the month's end).
 // The count is a Word: it wraps at 2^64, as Haskell's does.
 func parseRelativeDate(now time.Time, s string) (time.Time, bool) {
-	m := relativeDate.FindStringSubmatch(strings.TrimRightFunc(s, isHaskellSpace))
+	m := relativeDate.FindStringSubmatch(strings.TrimRightFunc(s, parsetime.IsSpace))
 	if m == nil {
 		return time.Time{}, false
 	}
@@ -446,13 +423,13 @@ func addMonthsClip(t time.Time, months int) time.Time {
 // fraction and exponent, 0x hexadecimal, 0o octal), NaN or Infinity, an optional "-", within
 // any parentheses and white space.
 func readDouble(s string) (float64, bool) {
-	s = strings.TrimFunc(s, isHaskellSpace)
+	s = strings.TrimFunc(s, parsetime.IsSpace)
 	for strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
-		s = strings.TrimFunc(s[1:len(s)-1], isHaskellSpace)
+		s = strings.TrimFunc(s[1:len(s)-1], parsetime.IsSpace)
 	}
 	neg := strings.HasPrefix(s, "-")
 	if neg {
-		s = strings.TrimLeftFunc(s[1:], isHaskellSpace)
+		s = strings.TrimLeftFunc(s[1:], parsetime.IsSpace)
 	}
 	var v float64
 	switch {

@@ -152,6 +152,10 @@ func TestErrorsTestsHs(t *testing.T) {
 		{"relative too old", "from:now-60years", 0, "Date is too old: 1961-05-31 00:00:00 UTC"},
 		{"no such day", "to:2021-02-29", 0, "Invalid date: 2021-02-29"},
 		{"month of one digit", "to:2021-2", 0, "Invalid date: 2021-2"},
+		// The year of %Y is any number of digits (time's parseTimeM): 1969, then too old.
+		{"year with leading zeros too old", "from:0000001969", 0, "Date is too old: 1969-01-01 00:00:00 UTC"},
+		{"month of a year with leading zeros too old", "to:00001969-12", 0, "Date is too old: 1969-12-01 00:00:00 UTC"},
+		{"negative year", "from:-2021", 0, "Date is too old: -2021-01-01 00:00:00 UTC"},
 		{"self when anonymous", "author:self", 0, "You need to be logged in to use the self value"},
 		{"first error wins", "state:x or bad:y", 0, "Invalid value for state: x"},
 	}
@@ -272,6 +276,10 @@ func TestCheckAlias(t *testing.T) {
 		{"author:self from:now-2weeks", "", 0},
 		{"project:nova group:core", "", 0},
 		{`from:2020-01-01 to:2020-03-31 (repo:"openstack/nova" or tag:"a b")`, "", 0},
+		// A year of %Y has any number of digits: 0000001969 is 1969, which stops the API.
+		{"from:0000001969", "Date is too old: 1969-01-01 00:00:00 UTC", 0},
+		{"from:0000001970", "", 0},
+		{"from:20210101", "", 0},
 	}
 	for _, c := range cases {
 		err := CheckAlias(index, c.alias)

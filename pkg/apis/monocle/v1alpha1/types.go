@@ -801,8 +801,9 @@ type ElasticsearchHealth struct {
 	// +optional
 	IndicesSize *resource.Quantity `json:"indicesSize,omitempty"`
 	// ReadOnlyIndices are the indices Elasticsearch made read-only at its flood-stage
-	// watermark (index.blocks.read_only_allow_delete), read when the volume is more than
-	// DiskPressurePercent full: Monocle drops what it crawls into them.
+	// watermark (index.blocks.read_only_allow_delete), hidden ones included, read when the
+	// disk is past any of its disk watermarks in force (more than DiskPressurePercent full
+	// when they cannot be read): Monocle drops what it crawls into them.
 	// +optional
 	// +listType=atomic
 	ReadOnlyIndices []string `json:"readOnlyIndices,omitempty"`
@@ -865,14 +866,15 @@ type CrawlerStatus struct {
 	// +optional
 	UpdateSince string `json:"updateSince,omitempty"`
 	// CrawledUntil is how far the crawler has indexed: the oldest of the dates up to which
-	// Monocle has crawled each of its entities (last_commit_at of its crawler metadata in
-	// the workspace's index, Monocle 1.11.2), read from Elasticsearch with its health. The
+	// Monocle has crawled each entity its config in force names (last_commit_at of its
+	// crawler metadata in the workspace's index, Monocle 1.11.2; documents of entities the
+	// config no longer names are left out), read from Elasticsearch with its health. The
 	// crawler moves an entity's date to the start of its pass once the pass has indexed it:
 	// a date that stops moving means a hung or failing crawler. Unset before its first read.
 	// +optional
 	CrawledUntil *metav1.Time `json:"crawledUntil,omitempty"`
-	// Entities is the number of entities (projects, organizations, task data) the crawler
-	// has crawler metadata for.
+	// Entities is the number of entities (projects, organizations, task data, users) the
+	// crawler's config in force names that have crawler metadata.
 	// +optional
 	Entities int32 `json:"entities,omitempty"`
 	// LastProgressTime is when the operator last saw crawledUntil move, or the crawler

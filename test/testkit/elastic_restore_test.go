@@ -1,0 +1,126 @@
+package testkit
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+)
+
+// dsIndex is a backing index of the data stream ilm-history-5: a hidden index.
+const dsIndex = ".ds-ilm-history-5-2021.12.16-000001"
+
+// catNames returns the index column of the _cat rows of body.
+func catNames(t *testing.T, body any) []string {
+	t.Helper()
+	rows, ok := body.([]any)
+	if !ok {
+		t.Fatalf("not a list: %v", body)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, r.(map[string]any)["index"].(string))
+	}
+	return out
+}
+
+func TestFakeElasticHiddenIndices(t *testing.T) {
+	f := startFake(t)
+	c, _ := fakeClient(t, f, "ns", "m")
+	f.SetIndices("ns", "m", "monocle.config")
+	f.SetHidden("ns", "m", dsIndex)
+	for path, want := range map[string][]string{
+		"/_cat/indices/*?format=json":                                {"monocle.config"},
+		"/_cat/indices?format=json":                                  {"monocle.config"},
+		"/_cat/indices/*?format=json&expand_wildcards=open":          {"monocle.config"},
+		"/_cat/indices/*?format=json&expand_wildcards=all":           {dsIndex, "monocle.config"},
+		"/_cat/indices/*?format=json&expand_wildcards=open,hidden":   {dsIndex, "monocle.config"},
+		"/_cat/indices/*?format=json&expand_wildcards=closed,hidden": nil,
+		"/_cat/indices/.ds-*?format=json":                            {dsIndex},
+		"/_cat/indices/" + dsIndex + "?format=json":                  {dsIndex},
+	} {
+		code, body := rawGet(t, f, "ns", "m", path)
+		if got := catNames(t, body); code != 200 || !reflect.DeepEqual(got, want) {
+			t.Errorf("GET %s = %d %v, want 200 %v", path, code, got, want)
+		}
+	}
+	rows, err := c.Indices(t.Context(), "*")
+	if err != nil || len(rows) != 2 || rows[0].Name != dsIndex || rows[0].Status != "open" {
+		t.Errorf("Indices(*) = %+v, %v; want the hidden index listed too", rows, err)
+	}
+	if ix := f.Indices("ns", "m"); len(ix) != 2 || !ix[0].Hidden || ix[1].Hidden {
+		t.Errorf("Indices = %+v, want %s hidden", ix, dsIndex)
+	}
+	// A concrete name closes a hidden index.
+	if err := c.CloseIndices(t.Context(), dsIndex); err != nil || f.Indices("ns", "m")[0].Open {
+		t.Errorf("closing %s: %v, open %v", dsIndex, err, f.Indices("ns", "m")[0].Open)
+	}
+}
+
+func TestFakeElasticRestoreProgress(t *testing.T) {
+	f := startFake(t)
+	ctx := t.Context()
+	c, _ := fakeClient(t, f, "ns", "m")
+	f.SetIndices("ns", "m", "monocle.config")
+	f.SetHidden("ns", "m", dsIndex)
+	if err := c.EnsureRepository(ctx, "r", fsRepo); err != nil {
+		t.Fatal(err)
+	}
+	f.PutSnapshot("ns", "m", "r", FakeSnapshot{Name: "theirs", UUID: "pReOiBzOR0q8y_lGXJcdng", Indices: []string{dsIndex, "monocle.config"}})
+	if err := c.CloseIndices(ctx, "monocle.config"); err != nil {
+		t.Fatal(err)
+	}
+
+	// The whole restore is refused for the open hidden index, with Elasticsearch's reason.
+	err := c.Restore(ctx, "r", "theirs", []string{dsIndex, "monocle.config"})
+	se := wantStatus(t, "restoring over an open hidden index", err, 500, "snapshot_restore_exception")
+	const reason = "[r:theirs/pReOiBzOR0q8y_lGXJcdng] cannot restore index [" + dsIndex + "] because an open index with same name " +
+		"already exists in the cluster. Either close or delete the existing index or restore the index under a different name by " +
+		"providing a rename pattern and replacement name"
+	if se.Reason != reason {
+		t.Errorf("reason %q,\nwant   %q", se.Reason, reason)
+	}
+	if ix, ok := elastic.RefusedOpenIndex(err); !ok || ix != dsIndex {
+		t.Errorf("RefusedOpenIndex = %q, %v", ix, ok)
+	}
+	if n := f.Restores("ns", "m", "r", "theirs"); n != 0 {
+		t.Errorf("%d restores accepted after a refusal", n)
+	}
+	if done, err := c.RestoreDone(ctx, []string{"monocle.config"}); err != nil || done {
+		t.Errorf("RestoreDone of a closed index = %v, %v; want false", done, err)
+	}
+	if code, body := rawGet(t, f, "ns", "m", "/_cat/shards/monocle.config?format=json"); code != 400 ||
+		body.(map[string]any)["error"].(map[string]any)["type"] != "index_closed_exception" {
+		t.Errorf("_cat/shards of a closed index = %d %v, want 400 index_closed_exception", code, body)
+	}
+	if code, _ := rawGet(t, f, "ns", "m", "/_cat/shards/gone?format=json"); code != 404 {
+		t.Errorf("_cat/shards of a missing index = %d, want 404", code)
+	}
+
+	// Held, the restored primary initializes: not done.
+	f.HoldRestores("ns", "m", true)
+	if err := c.Restore(ctx, "r", "theirs", []string{"monocle.config"}); err != nil {
+		t.Fatal(err)
+	}
+	shardsPath := "/_cat/shards/monocle.config?format=json&h=index,shard,prirep,state"
+	code, body := rawGet(t, f, "ns", "m", shardsPath)
+	want := []any{
+		map[string]any{"index": "monocle.config", "shard": "0", "prirep": "p", "state": "INITIALIZING"},
+		map[string]any{"index": "monocle.config", "shard": "0", "prirep": "r", "state": "UNASSIGNED"},
+	}
+	if code != 200 || !reflect.DeepEqual(body, want) {
+		t.Errorf("GET %s while held = %d %v, want %v", shardsPath, code, body, want)
+	}
+	if done, err := c.RestoreDone(ctx, []string{"monocle.config"}); err != nil || done {
+		t.Errorf("RestoreDone while held = %v, %v; want false", done, err)
+	}
+
+	f.HoldRestores("ns", "m", false)
+	_, body = rawGet(t, f, "ns", "m", shardsPath)
+	if rows, _ := body.([]any); len(rows) != 2 || rows[0].(map[string]any)["state"] != "STARTED" {
+		t.Errorf("GET %s once released = %v, want the primary STARTED", shardsPath, body)
+	}
+	if done, err := c.RestoreDone(ctx, []string{"monocle.config"}); err != nil || !done {
+		t.Errorf("RestoreDone once released = %v, %v; want true", done, err)
+	}
+}
