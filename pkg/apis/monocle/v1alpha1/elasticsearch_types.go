@@ -33,7 +33,7 @@ type ElasticsearchReference struct {
 // ExternalElasticsearch is an Elasticsearch 7.17 cluster reached by URL.
 type ExternalElasticsearch struct {
 	// URL is the cluster's HTTP endpoint: http:// or https://, a host and an optional port
-	// (9200 by default), without credentials or path, such as
+	// (the scheme's, 80 or 443, by default), without credentials or path, such as
 	// https://elasticsearch.example.com:9243.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#@]+/?$') && isURL(self)",message="external.url must be http:// or https://, a host and an optional port, without credentials (use credentialsSecretRef) or path, such as https://elasticsearch.example.com:9243"
