@@ -5,6 +5,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // What a sync hands the worker and what it gets back. A sync plans (package day2), the
@@ -24,6 +25,11 @@ type Inputs struct {
 	// Workspaces are the workspaces with crawlers of the config in force, whose crawler
 	// progress and errors the read reads.
 	Workspaces []string
+	// Target is the Elasticsearch the reads go to, with its credentials and CA. Its zero
+	// value, like any of Kind Bundled, is the Monocle's bundled node, read through its
+	// Service (ElasticURL). A read starts at once when it changes, with a client built for
+	// it. It holds a password: never log it.
+	Target resources.ElasticsearchTarget
 }
 
 // Plan is the Elasticsearch work a sync asks the next read of a Monocle to do besides
