@@ -11,9 +11,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 )
 
-// password is the password of the tests' credentials, which no error may quote.
-const password = "s3cret:pass word"
-
 func TestBasicAuthOnEveryRequest(t *testing.T) {
 	srv := elastictest.NewServer(t)
 	srv.Reply("GET", "/_cluster/health", 200, healthBody("green", 2, 0, false))
@@ -141,3 +138,6 @@ func TestTrustCARefusesAPEMWithoutCertificate(t *testing.T) {
 		t.Error("TrustCA changed its argument or left the copy without the CA")
 	}
 }
+
+// password is the password of the tests' credentials, which no error may quote.
+const password = "s3cret:pass word"
