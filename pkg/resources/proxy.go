@@ -95,7 +95,7 @@ func ProxyImage(m *monoclev1alpha1.Monocle) string {
 //     verification depth allows intermediates (its default, 1, would refuse a public CA's
 //     chain).
 //   - Credentials: Authorization: Basic base64(user:password) on every request upstream.
-//   - Logs: errors to stderr; the access log to stderr in NGINX's predefined "combined"
+//   - Logs: errors to stderr; the access log (but of the probes) to stderr in NGINX's predefined "combined"
 //     format, which holds the client's address and user, the request line, status, size,
 //     referer and user agent, and no other request header
 //     (https://nginx.org/en/docs/http/ngx_http_log_module.html#log_format): the
@@ -144,6 +144,7 @@ func ProxyConfig(t ElasticsearchTarget, l ProxyLayout) (string, error) {
 	w("    }")
 	w("    server {")
 	w("        listen %s;", l.HealthListen)
+	w("        access_log off;")
 	w("        location / {")
 	w("            return 204;")
 	w("        }")
