@@ -37,12 +37,31 @@ const (
 	password = `pa:ss "word"`
 )
 
-// seen is what the server behind the proxy received.
-type seen struct {
-	mu                    sync.Mutex
+// record is what the server behind the proxy received: the last request, and how many.
+type record struct {
 	auth, host, sni, path string
 	tls                   bool
 	bodyLen, requests     int
+}
+
+// seen is the record the server writes and the test reads.
+type seen struct {
+	mu sync.Mutex
+	r  record
+}
+
+// reset empties the record.
+func (s *seen) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r = record{}
+}
+
+// get returns a copy of the record.
+func (s *seen) get() record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.r
 }
 
 // backend is an Elasticsearch stand-in: 401 without the right basic auth, else 200 with a
@@ -52,10 +71,10 @@ func backend(s *seen) http.Handler {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		s.requests++
-		s.auth, s.host, s.path, s.bodyLen, s.tls = r.Header.Get("Authorization"), r.Host, r.URL.Path, len(body), r.TLS != nil
+		s.r = record{requests: s.r.requests + 1, auth: r.Header.Get("Authorization"), host: r.Host, path: r.URL.Path,
+			bodyLen: len(body), tls: r.TLS != nil}
 		if r.TLS != nil {
-			s.sni = r.TLS.ServerName
+			s.r.sni = r.TLS.ServerName
 		}
 		if u, p, ok := r.BasicAuth(); !ok || u != user || p != password {
 			w.Header().Set("WWW-Authenticate", `Basic realm="security"`)
@@ -252,7 +271,7 @@ func TestProxyWithNginx(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.target.Kind = "External"
 			proxy, logs := startProxy(t, nginx, tc.target)
-			*s = seen{}
+			s.reset()
 			// A bulk-sized body: NGINX's default limit, 1 MiB, would refuse it with 413.
 			body := bytes.Repeat([]byte(`{"index":{}}`+"\n"), 300_000)
 			resp, err := http.Post(proxy+"/_bulk", "application/x-ndjson", bytes.NewReader(body))
@@ -264,9 +283,7 @@ func TestProxyWithNginx(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("the proxy answered %d %s, want %d\n%s", resp.StatusCode, answer, tc.status, logs)
 			}
-			s.mu.Lock()
-			got := *s
-			s.mu.Unlock()
+			got := s.get()
 			if (got.requests > 0) != tc.upstream {
 				t.Fatalf("requests that reached the server: %d, want some: %v\n%s", got.requests, tc.upstream, logs)
 			}
