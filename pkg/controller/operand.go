@@ -52,7 +52,11 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		if last.Health != nil {
 			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}
-		pvc := c.elasticPVC(m, st.volume)
+		var pvc *corev1.PersistentVolumeClaim
+		if st.bundled() {
+			// Only the bundled Elasticsearch's volume grows.
+			pvc = c.elasticPVC(m, st.volume)
+		}
 		growth, growthEvent := day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
 		}, now)

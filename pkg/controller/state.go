@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // syncState is what one sync of a Monocle has seen, decided and met, handed from phase to
@@ -28,6 +29,8 @@ type syncState struct {
 	// m is the sync's own copy of the Monocle; now is the time its decisions are made at.
 	m   *monoclev1alpha1.Monocle
 	now time.Time
+	// target is the Elasticsearch cluster m uses, as the sync resolved it.
+	target resources.ElasticsearchTarget
 	// status is the status to write, as the phases leave it; the conditions, Ready,
 	// Progressing and Degraded are set from the rest by computeStatus.
 	status monoclev1alpha1.MonocleStatus
@@ -72,7 +75,25 @@ type event struct {
 // requests, which fail cancels.
 func newSyncState(ctx context.Context, m *monoclev1alpha1.Monocle, now time.Time) (context.Context, *syncState) {
 	ctx, abort := context.WithCancelCause(ctx)
-	return ctx, &syncState{m: m, now: now, status: *m.Status.DeepCopy(), conditions: map[string]metav1.Condition{}, abort: abort}
+	return ctx, &syncState{m: m, now: now, target: resources.BundledTarget(m), status: *m.Status.DeepCopy(),
+		conditions: map[string]metav1.Condition{}, abort: abort}
+}
+
+// bundled reports whether m uses the Elasticsearch the operator runs: only then does it get
+// the StatefulSet, its volume, its Service, the backup volume and the NetworkPolicy rule of
+// port 9200.
+func (st *syncState) bundled() bool {
+	return st.target.Kind == monoclev1alpha1.ElasticsearchBundled
+}
+
+// elasticAccess is how m's pods reach the target, the proxy Secret's data being proxyData
+// (nil: none) and the Secret "<name>-api"'s apiSecretData, which salts its hash.
+func (st *syncState) elasticAccess(proxyData, apiSecretData map[string][]byte) resources.ElasticAccess {
+	e := resources.ElasticAccess{Target: st.target}
+	if proxyData != nil {
+		e.ProxyHash = resources.ProxyHash(proxyData, apiSecretData)
+	}
+	return e
 }
 
 // setCondition sets a per-concern condition of the status, replacing one of the same type

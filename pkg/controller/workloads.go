@@ -27,7 +27,8 @@ type workloads struct {
 }
 
 // ensureWorkloads is the phase of the API and crawler Deployments. They need the generated
-// keys, a config and the variables each reads from the Secrets: until they are there, a
+// keys, a config, the variables each reads from the Secrets and, for an Elasticsearch that
+// needs it, the proxy Secret: until they are there, a
 // component is neither created nor rolled and keeps running what it runs. A restore keeps
 // them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
 // its success starts them. An image change of the API is an upgrade, in phases
@@ -46,13 +47,14 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
-	if f.apiSecret == nil || !f.configReady() {
+	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
 		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
 		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
+	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.api {
