@@ -75,7 +75,7 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 		t.Errorf("proxy hash %q, want %q", got, want)
 	}
 	for _, e := range tpl.Spec.Containers[0].Env {
-		if e.Name == "MONOCLE_ELASTIC_URL" && e.Value != "http://localhost:9200" {
+		if e.Name == "MONOCLE_ELASTIC_URL" && e.Value != "http://127.0.0.1:9200" {
 			t.Errorf("MONOCLE_ELASTIC_URL = %s, want the proxy's", e.Value)
 		}
 	}

@@ -48,7 +48,7 @@ func (t ElasticsearchTarget) NeedsProxy() bool {
 // proxy on localhost when NeedsProxy, the cluster's URL otherwise.
 func (t ElasticsearchTarget) MonocleURL() string {
 	if t.NeedsProxy() {
-		return "http://localhost:9200"
+		return "http://127.0.0.1:9200"
 	}
 	return t.URL
 }

@@ -179,10 +179,10 @@ func TestProxySidecar(t *testing.T) {
 		{"external http without credentials", external("http://es.example.com:9200"),
 			ElasticAccess{Target: externalTarget("http://es.example.com:9200", "", nil)}, "http://es.example.com:9200", nil},
 		{"external https with credentials", external("https://es.example.com"),
-			ElasticAccess{Target: externalTarget("https://es.example.com", "monocle", testCA), ProxyHash: "abc"}, "http://localhost:9200",
+			ElasticAccess{Target: externalTarget("https://es.example.com", "monocle", testCA), ProxyHash: "abc"}, "http://127.0.0.1:9200",
 			[]string{"api", "maintenance", "update-idents"}},
 		{"external http with credentials", external("http://es.example.com:9200"),
-			ElasticAccess{Target: externalTarget("http://es.example.com:9200", "monocle", nil), ProxyHash: "abc"}, "http://localhost:9200",
+			ElasticAccess{Target: externalTarget("http://es.example.com:9200", "monocle", nil), ProxyHash: "abc"}, "http://127.0.0.1:9200",
 			[]string{"api", "maintenance", "update-idents"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
