@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
@@ -55,6 +56,9 @@ type fixture struct {
 	served         []schema.GroupVersionResource
 	dynamicObjects []runtime.Object
 	dynamic        *dynamicfake.FakeDynamicClient
+	// eckObjects are ECK Elasticsearch objects, in the dynamic client (served only when
+	// served lists resources.ECKElasticsearchResource).
+	eckObjects []*unstructured.Unstructured
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
@@ -96,7 +100,15 @@ func (f *fixture) newController() *Controller {
 		resources.HTTPRouteResource:  "HTTPRouteList",
 		resources.RouteResource:      "RouteList",
 		resources.PodMonitorResource: "PodMonitorList",
+		// Read only: ECK's Elasticsearch (target.go).
+		resources.ECKElasticsearchResource: "ElasticsearchList",
 	}, f.dynamicObjects...)
+	for _, o := range f.eckObjects {
+		// The fake would guess the resource "elasticsearchs" from the kind: name it.
+		if err := f.dynamic.Tracker().Create(resources.ECKElasticsearchResource, o, o.GetNamespace()); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 	for _, r := range f.served {
 		f.kubeclient.Resources = append(f.kubeclient.Resources, &metav1.APIResourceList{
 			GroupVersion: r.GroupVersion().String(),
