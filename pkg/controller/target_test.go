@@ -143,8 +143,8 @@ func TestResolveElasticsearch(t *testing.T) {
 		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.default.svc:9200"},
 	}, {
 		name: "ECK Elasticsearch not Ready", m: withRef(ref), served: eckServed, secrets: eckSecrets("default", "es"),
-		eck:  ecks(eckElasticsearch("default", "es", "ApplyingChanges", "yellow", true)),
-		want: eckTarget,
+		eck:   ecks(eckElasticsearch("default", "es", "ApplyingChanges", "yellow", true)),
+		want:  eckTarget,
 		conds: map[string]string{monoclev1alpha1.ConditionElasticsearchHealthy: reasons.ElasticsearchNotReady},
 		words: []string{`phase "ApplyingChanges"`, `health "yellow"`},
 		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.default.svc:9200",
@@ -214,8 +214,8 @@ func TestResolveElasticsearch(t *testing.T) {
 			secretOf("default", "creds", map[string]string{"username": "monocle"}),
 			secretOf("default", "ca", map[string]string{"tls.crt": "cert"}),
 		},
-		conds: map[string]string{monoclev1alpha1.ConditionSecretsReady: reasons.SecretKeyMissing},
-		words: []string{"Secret creds of namespace default has no key password", "Secret ca of namespace default has no key ca.crt"},
+		conds:   map[string]string{monoclev1alpha1.ConditionSecretsReady: reasons.SecretKeyMissing},
+		words:   []string{"Secret creds of namespace default has no key password", "Secret ca of namespace default has no key ca.crt"},
 		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "https://es.example.com"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
