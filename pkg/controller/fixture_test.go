@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -187,6 +188,18 @@ func (f *fixture) run() (kubeWrites, monocleWrites []core.Action) {
 		f.t.Logf("sync returned: %v", err)
 	}
 	return writes(f.kubeclient.Actions()), writes(f.client.Actions())
+}
+
+// resolve runs the resolve phase of the fixture's first Monocle on c and returns its state.
+func (f *fixture) resolve(c *Controller) *syncState {
+	f.t.Helper()
+	_, ctx := ktesting.NewTestContext(f.t)
+	ctx, st := newSyncState(ctx, f.monocles[0].DeepCopy(), time.Now())
+	c.resolveElasticsearch(ctx, st)
+	if len(st.errs) > 0 {
+		f.t.Fatalf("resolve failed: %v", st.errs)
+	}
+	return st
 }
 
 // runStatus syncs the fixture's first Monocle once and returns the writes of the kube client

@@ -80,14 +80,7 @@ func (c *Controller) handleSecretMetadata(obj any) {
 		c.userSecrets.forget(name)
 		c.targetSecrets.forget(name)
 	}
-	monocles, err := c.monocleIndexer.ByIndex(secretRefIndex, key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	for _, m := range monocles {
-		c.enqueueMonocle(m)
-	}
+	c.enqueueIndexed(secretRefIndex, key)
 }
 
 func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {

@@ -356,16 +356,8 @@ func (c *Controller) enqueueIdentity(obj any) {
 		}
 		id = resources.ECKIdentity(object.GetNamespace(), object.GetName())
 	}
-	if id == "" {
-		return
-	}
-	objs, err := c.monocleIndexer.ByIndex(identityIndex, id)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	for _, m := range objs {
-		c.enqueueMonocle(m)
+	if id != "" {
+		c.enqueueIndexed(identityIndex, id)
 	}
 }
 

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -81,18 +80,6 @@ func withExternal(name, url, creds, ca string) *monoclev1alpha1.Monocle {
 		m.Spec.Elasticsearch.External.CASecretRef = &monoclev1alpha1.SecretReference{Name: ca}
 	}
 	return m
-}
-
-// resolve runs the resolve phase of the fixture's first Monocle on c and returns its state.
-func (f *fixture) resolve(c *Controller) *syncState {
-	f.t.Helper()
-	_, ctx := ktesting.NewTestContext(f.t)
-	ctx, st := newSyncState(ctx, f.monocles[0].DeepCopy(), time.Now())
-	c.resolveElasticsearch(ctx, st)
-	if len(st.errs) > 0 {
-		f.t.Fatalf("resolve failed: %v", st.errs)
-	}
-	return st
 }
 
 var eckServed = []schema.GroupVersionResource{resources.ECKElasticsearchResource}
