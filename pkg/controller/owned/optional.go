@@ -202,7 +202,7 @@ func (o *Optional) HasSynced() bool {
 
 // Kind returns the Kind of resource r, and false while its API is not served (or its
 // informer has not synced yet). It reads and writes unstructured objects, with the drift rule
-// of unstructured objects (drift.go).
+// of unstructured objects (drift.go); the controller only reads those of a kind Watch added.
 func (o *Optional) Kind(r schema.GroupVersionResource) (Kind[*unstructured.Unstructured], bool) {
 	for _, k := range o.kinds {
 		if k.resource != r {
