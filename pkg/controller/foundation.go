@@ -39,7 +39,9 @@ func (f foundation) proxyData() map[string][]byte {
 
 // proxyReady reports whether the pods can reach the target: it needs no proxy, or the proxy
 // Secret is there.
-func (f foundation) proxyReady(st *syncState) bool { return !st.target.NeedsProxy() || f.proxy != nil }
+func (f foundation) proxyReady(st *syncState) bool {
+	return st.target != nil && (!st.target.NeedsProxy() || f.proxy != nil)
+}
 
 // configReady reports whether there is a config for the pods to run.
 func (f foundation) configReady() bool { return f.config.config != "" }
@@ -181,13 +183,16 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 // ensureProxySecret keeps the proxy Secret "<name>-elastic-proxy" while the target needs the
 // proxy, and returns it as built (nil otherwise); it deletes the Secret once the target no
 // longer needs it. A target the proxy cannot serve is an error, and the Secret is left as it
-// is.
+// is, as it is while the target is not resolved.
 func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*corev1.Secret, error) {
 	m := st.m
+	if st.target == nil {
+		return nil, nil
+	}
 	if !st.target.NeedsProxy() {
 		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Elasticsearch needs neither TLS nor credentials")
 	}
-	desired, err := resources.NewProxySecret(m, st.target)
+	desired, err := resources.NewProxySecret(m, *st.target)
 	if err != nil {
 		return nil, fmt.Errorf("building Secret %s: %w", resources.ProxySecretName(m), err)
 	}

@@ -24,9 +24,6 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 	m.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{
 		URL: "https://es.example.com:9243", CredentialsSecretRef: &monoclev1alpha1.SecretReference{Name: "es-credentials"},
 	}
-	// When the API starts for such a cluster is the resolving phase's to say; here it starts
-	// at once.
-	m.Annotations = map[string]string{monoclev1alpha1.AutoPilotOffAnnotation: monoclev1alpha1.AutoPilotElasticsearchFirst}
 	target := resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "https://es.example.com:9243",
 		Username: "monocle", Password: "s3cret-Pa55", CA: []byte("-----BEGIN CERTIFICATE-----\n")}
 	f := newFixture(t)
@@ -34,7 +31,8 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
-	st.target = target
+	// The resolve phase (target.go) would find this cluster resolved and ready.
+	st.target, st.targetReady = &target, true
 	found := c.ensureFoundation(ctx, st)
 	c.ensureWorkloads(ctx, st, found)
 	if len(st.errs) > 0 {
@@ -104,7 +102,6 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 func TestProxySecretGoesWithTheProxy(t *testing.T) {
 	m := newMonocle("demo")
 	m.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "http://es.example.com:9200"}
-	m.Annotations = map[string]string{monoclev1alpha1.AutoPilotOffAnnotation: monoclev1alpha1.AutoPilotElasticsearchFirst}
 	old, err := resources.NewProxySecret(m, resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal,
 		URL: "http://es.example.com:9200", Username: "monocle", Password: "old"})
 	if err != nil {
@@ -116,7 +113,8 @@ func TestProxySecretGoesWithTheProxy(t *testing.T) {
 	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
-	st.target = resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "http://es.example.com:9200"}
+	st.target = &resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "http://es.example.com:9200"}
+	st.targetReady = true
 	c.ensureWorkloads(ctx, st, c.ensureFoundation(ctx, st))
 	actions := writes(f.kubeclient.Actions())
 	deleted := false

@@ -33,6 +33,9 @@ var blocking = map[string]bool{
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,
 	reasons.HeapAboveLimit:                  true,
+	reasons.SecretKeyMissing:                true,
+	reasons.ElasticsearchNotFound:           true,
+	reasons.ElasticsearchInUse:              true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
