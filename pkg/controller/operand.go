@@ -9,6 +9,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
@@ -32,7 +33,15 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
-	elasticReady := elasticServing(st.elastic)
+	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
+	// once the resolve phase found it (target.go), with its URL, credentials and CA.
+	elasticReady, target := elasticServing(st.elastic), resources.ElasticsearchTarget{}
+	if !st.bundled() {
+		elasticReady = st.target != nil && st.targetReady
+		if st.target != nil {
+			target = *st.target
+		}
+	}
 	plan := day2.PlanBackup(m, now)
 	if w.upgrade.Snapshot != "" && plan.Repo.Type != "" {
 		plan.Take = w.upgrade.Snapshot
@@ -44,7 +53,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
 	// A worker that does not read (operand.Off) leaves all this as the status has it.
 	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
-		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)}); reading {
+		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers), Target: target}); reading {
 		// Only a Monocle whose health no read has reported yet waits for the first read, and
 		// one whose API's health none has, for the first that asks the API: a new Monocle's
 		// status then goes to Ready in one write that carries both.
