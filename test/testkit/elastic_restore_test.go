@@ -62,6 +62,8 @@ func TestFakeElasticRestoreProgress(t *testing.T) {
 	ctx := t.Context()
 	c, _ := fakeClient(t, f, "ns", "m")
 	f.SetIndices("ns", "m", "monocle.config")
+	// One replica, which the single node leaves unassigned whatever the primary does.
+	f.SetReplicas("ns", "m", "monocle.config", 1)
 	f.SetHidden("ns", "m", dsIndex)
 	if err := c.EnsureRepository(ctx, "r", fsRepo); err != nil {
 		t.Fatal(err)
