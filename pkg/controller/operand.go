@@ -4,11 +4,13 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
@@ -27,24 +29,35 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // an index deletion, a restore step, and whether read-only blocks may be cleared; and it
 // makes the status of what the last read found: Elasticsearch's health, backups, unused
 // indices, crawler progress, storage growth and the restarts of a stuck crawler or a blocked
-// API. It sets ElasticsearchHealthy, DiskPressure, APIHealthy, CrawlersHealthy,
-// CrawlersProgressing and BackupReady.
+// API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
+// APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
+// when indexReplicas asks for more replicas than the data nodes hold.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
 	elasticReady := elasticServing(st.elastic)
 	plan := day2.PlanBackup(m, now)
-	if w.upgrade.Snapshot != "" && plan.Repo.Type != "" {
+	if w.upgrade.Snapshot != "" && plan.BackupRepository() != "" {
 		plan.Take = w.upgrade.Snapshot
 	}
 	deletion := day2.PlanIndexDeletion(m, f.config.parsed)
 	plan.DeleteIndex = deletion.Index
 	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
 	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(st.api, st.crawler), elasticReady)
+	plan.Replicas = day2.PlanIndexReplicas(m)
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
+	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
+		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)})
+	// An empty result (no read yet, or a worker that does not read) keeps what the status has.
+	st.status.ElasticsearchCluster = day2.ClusterStatus(m, statusTarget(m), m.Status.ElasticsearchCluster, last)
+	if refused := day2.ReplicasCondition(m, st.status.ElasticsearchCluster); refused != nil {
+		// A refusal of the foundation's (the StatefulSet's) comes first.
+		if accepted := st.condition(monoclev1alpha1.ConditionSpecAccepted); accepted == nil || accepted.Status == metav1.ConditionTrue {
+			st.setCondition(*refused)
+		}
+	}
 	// A worker that does not read (operand.Off) leaves all this as the status has it.
-	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
-		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)}); reading {
+	if reading {
 		// Only a Monocle whose health no read has reported yet waits for the first read, and
 		// one whose API's health none has, for the first that asks the API: a new Monocle's
 		// status then goes to Ready in one write that carries both.
@@ -94,4 +107,21 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	if backup.Condition.Type != "" {
 		st.setCondition(backup.Condition)
 	}
+}
+
+// statusTarget is the cluster m uses as status.elasticsearchCluster names it: the bundled
+// Elasticsearch, or the kind of elasticsearchRef or external with the URL the status has.
+func statusTarget(m *monoclev1alpha1.Monocle) resources.ElasticsearchTarget {
+	es := m.Spec.Elasticsearch
+	if es.ElasticsearchRef == nil && es.External == nil {
+		return resources.BundledTarget(m)
+	}
+	t := resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal}
+	if es.ElasticsearchRef != nil {
+		t.Kind = monoclev1alpha1.ElasticsearchECK
+	}
+	if was := m.Status.ElasticsearchCluster; was != nil {
+		t.URL = was.URL
+	}
+	return t
 }

@@ -33,6 +33,7 @@ var blocking = map[string]bool{
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,
 	reasons.HeapAboveLimit:                  true,
+	reasons.IndexReplicasTooHigh:            true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a

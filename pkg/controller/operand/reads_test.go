@@ -214,7 +214,7 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			health, _, _, err := operand.ReadHealth(ctx, klog.Background(), client, false)
+			health, _, _, _, err := operand.ReadHealth(ctx, klog.Background(), client, false)
 			if err != nil || health == nil || health.Status != "green" || ptr.Deref(health.DiskUsedPercent, 0) < 95 || health.ReadOnlyIndices != nil {
 				t.Errorf("health %+v, err %v; want green, 95%% or more, no read-only indices", health, err)
 			}

@@ -211,7 +211,7 @@ func (w *worker) Forget(key cache.ObjectName) {
 // watermarks and read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
 // read the crawler progress and errors of workspaces; ask the API; delete
 // plan.DeleteIndex; list the workspace indices, so that the listing reflects the deletion;
-// then, with a timeout of its own, the backup and restore work of plan, after which key is
+// read and keep the replicas of Monocle's indices (plan.Replicas); then, with a timeout of its own, the backup and restore work of plan, after which key is
 // always enqueued. Elasticsearch's steps run only once its health was read.
 func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url, apiURL string, plan Plan, workspaces []string) {
 	defer func() { <-w.slots }()
@@ -228,10 +228,11 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 	// One client serves every request of the read.
 	client, err := w.newClient(url)
 	var health *monoclev1alpha1.ElasticsearchHealth
+	var dataNodes int
 	if err == nil {
 		var disk elastic.Disk
 		var wm *elastic.Watermarks
-		health, disk, wm, err = readHealth(ctx, monocle, client, blocks)
+		health, disk, wm, dataNodes, err = readHealth(ctx, monocle, client, blocks)
 		if err == nil && !plan.KeepBlocks {
 			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, wm, health.ReadOnlyIndices)
 		}
@@ -252,12 +253,15 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 	}
 	var indices []elastic.Index
 	deleted := ""
+	var replicas map[string]int
+	replicasErr := ""
 	if err == nil {
 		indices, deleted = deleteThenList(ctx, monocle, client, plan.DeleteIndex)
+		replicas, replicasErr = keepReplicas(ctx, monocle, client, plan.Replicas, dataNodes)
 	}
 	var backup *BackupOutcome
 	switch {
-	case plan.Repo.Type == "" && plan.Restore.Phase == "":
+	case plan.BackupRepository() == "" && plan.Restore.Phase == "":
 	case client == nil:
 		backup = &BackupOutcome{Plan: plan, RepoErr: err.Error(), Restore: RestoreOutcome{Err: err.Error()}}
 	default:
@@ -277,7 +281,9 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 		was.APIRead != (apiURL != "") || was.APIErr != apiErr
 	r.running, was.Done, was.Err = false, time.Now(), errText
 	if err == nil {
-		was.Health, was.HealthTime = health, started
+		changed = changed || was.DataNodes != dataNodes || !maps.Equal(was.Replicas, replicas) || was.ReplicasErr != replicasErr
+		was.Health, was.HealthTime, was.DataNodes = health, started, dataNodes
+		was.Replicas, was.ReplicasErr = replicas, replicasErr
 	}
 	if crawlers != nil {
 		was.Crawlers, was.CrawlerErrors = crawlers, crawlerErrors
