@@ -2,7 +2,8 @@
 // Elasticsearch reports of itself (cluster health, disk use, read-only indices, crawler
 // progress and errors, workspace indices) and asks the Monocle API for its /health, and it
 // carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
-// the index of a removed workspace, taking, listing and expiring snapshots, restoring one).
+// the index of a removed workspace, keeping the replicas of Monocle's indices, taking,
+// listing and expiring snapshots, restoring one).
 //
 // No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
 // read in the background when Elasticsearch has a ready pod and the last read is older than
