@@ -35,7 +35,15 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
-	elasticReady := elasticServing(st.elastic)
+	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
+	// once the resolve phase found it (target.go), with its URL, credentials and CA.
+	elasticReady, target := elasticServing(st.elastic), resources.ElasticsearchTarget{}
+	if !st.bundled() {
+		elasticReady = st.target != nil && st.targetReady
+		if st.target != nil {
+			target = *st.target
+		}
+	}
 	plan := day2.PlanBackup(m, now)
 	if w.upgrade.Snapshot != "" && plan.BackupRepository() != "" {
 		plan.Take = w.upgrade.Snapshot
@@ -47,9 +55,10 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	plan.Replicas = day2.PlanIndexReplicas(m)
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
 	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
-		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)})
-	// An empty result (no read yet, or a worker that does not read) keeps what the status has.
-	st.status.ElasticsearchCluster = day2.ClusterStatus(m, statusTarget(m), m.Status.ElasticsearchCluster, last)
+		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers), Target: target})
+	// The resolve phase left the kind, URL, phase and health of a cluster of one's own in the
+	// status; an empty result (no read yet, or a worker that does not read) keeps the rest.
+	st.status.ElasticsearchCluster = day2.ClusterStatus(m, statusTarget(st), st.status.ElasticsearchCluster, last)
 	if refused := day2.ReplicasCondition(m, st.status.ElasticsearchCluster); refused != nil {
 		// A refusal of the foundation's (the StatefulSet's) comes first.
 		if accepted := st.condition(monoclev1alpha1.ConditionSpecAccepted); accepted == nil || accepted.Status == metav1.ConditionTrue {
@@ -65,7 +74,11 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		if last.Health != nil {
 			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}
-		pvc := c.elasticPVC(m, st.volume)
+		var pvc *corev1.PersistentVolumeClaim
+		if st.bundled() {
+			// Only the bundled Elasticsearch's volume grows.
+			pvc = c.elasticPVC(m, st.volume)
+		}
 		growth, growthEvent := day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
 		}, now)
@@ -109,19 +122,16 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	}
 }
 
-// statusTarget is the cluster m uses as status.elasticsearchCluster names it: the bundled
-// Elasticsearch, or the kind of elasticsearchRef or external with the URL the status has.
-func statusTarget(m *monoclev1alpha1.Monocle) resources.ElasticsearchTarget {
-	es := m.Spec.Elasticsearch
-	if es.ElasticsearchRef == nil && es.External == nil {
-		return resources.BundledTarget(m)
+// statusTarget is the cluster st's Monocle uses as status.elasticsearchCluster names it: the
+// target the resolve phase found, or while it is not found (a missing ECK Elasticsearch or
+// Secret) the kind and URL the phase put in the status.
+func statusTarget(st *syncState) resources.ElasticsearchTarget {
+	if st.target != nil {
+		return *st.target
 	}
-	t := resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal}
-	if es.ElasticsearchRef != nil {
-		t.Kind = monoclev1alpha1.ElasticsearchECK
-	}
-	if was := m.Status.ElasticsearchCluster; was != nil {
-		t.URL = was.URL
+	var t resources.ElasticsearchTarget
+	if c := st.status.ElasticsearchCluster; c != nil {
+		t.Kind, t.URL = c.Kind, c.URL
 	}
 	return t
 }

@@ -266,6 +266,11 @@ var contractCases = map[string]contractCase{
 			return nil, c.DeleteSnapshot(ctx, "my_repository", "snapshot_3")
 		},
 	},
+	// A cluster with security on, asked without credentials: ErrUnauthorized.
+	"security-unauthorized": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Health(ctx) },
+		want: elastic.Health{}, err: "401 security_exception",
+	},
 	"restore":                   {call: restoreSnapshot2, want: refusal{}},
 	"restore-open-index-exists": {call: restoreSnapshot2, want: refusal{"index_1", true}, err: "500 snapshot_restore_exception"},
 	// The index a refusal names, hidden or not, is the one RefusedOpenIndex returns.
@@ -343,6 +348,9 @@ func checkStatusError(err error, want string) error {
 	}
 	if se.Code == 404 && !elastic.IsNotFound(err) {
 		return fmt.Errorf("a 404 that IsNotFound does not match: %v", err)
+	}
+	if (se.Code == 401) != errors.Is(err, elastic.ErrUnauthorized) {
+		return fmt.Errorf("errors.Is(err, ErrUnauthorized) is %t for %v", !(se.Code == 401), err)
 	}
 	return nil
 }

@@ -63,6 +63,9 @@ type fakeContractCase struct {
 	call func(ctx context.Context, c elastic.Client) error
 	// optional are keys the fixture documents as optional (see SameShape), each explained.
 	optional []string
+	// options start the fake; with them, the request is for an Elasticsearch the operator
+	// does not run, the "es" of ECK in namespace "ns", as the options spare a bundled one.
+	options []FakeElasticOption
 }
 
 // registered registers the docs' repository, my_repository.
@@ -287,6 +290,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"snapshot-delete-missing": {
 			setup: withSnapshots(t, snap2), call: deleteSnapshot("snapshot_3"),
 		},
+		// A cluster with security on, asked without credentials.
+		"security-unauthorized": {
+			options: []FakeElasticOption{WithBasicAuth("elastic", "changeme")},
+			call:    func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err },
+		},
 		"restore":                   {setup: withSnapshots(t, index1), call: restore},
 		"restore-open-index-exists": {setup: inTurn(withSnapshots(t, index1), withIndices([]string{"index_1"})), call: restore},
 		// The snapshot holds a data stream's backing index, open and hidden in the cluster.
@@ -305,11 +313,15 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 // shape (elastictest.SameShape). A fixture without a case fails it (elastictest.RunContract).
 func TestFakeElasticContract(t *testing.T) {
 	elastictest.RunContract(t, fakeContractCases(t), func(t *testing.T, fx elastictest.Fixture, tc fakeContractCase) {
-		f := startFake(t)
+		f := startFake(t, tc.options...)
 		base := f.Transport()
 		t.Cleanup(base.CloseIdleConnections)
 		rec := &recordingTransport{base: base}
-		c, err := elastic.New("http://m-elastic.ns.svc:9200", rec)
+		url := "http://m-elastic.ns.svc:9200"
+		if tc.options != nil {
+			url = "http://es-es-http.ns.svc:9200"
+		}
+		c, err := elastic.New(url, rec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -52,8 +52,8 @@ func fakeClient(t *testing.T, f *FakeElasticsearch, namespace, monocle string) (
 	return c, tr
 }
 
-func startFake(t *testing.T) *FakeElasticsearch {
-	f := StartFakeElasticsearch()
+func startFake(t *testing.T, options ...FakeElasticOption) *FakeElasticsearch {
+	f := StartFakeElasticsearch(options...)
 	t.Cleanup(f.Close)
 	return f
 }

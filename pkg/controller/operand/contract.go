@@ -25,6 +25,11 @@ type Inputs struct {
 	// Workspaces are the workspaces with crawlers of the config in force, whose crawler
 	// progress and errors the read reads.
 	Workspaces []string
+	// Target is the Elasticsearch the reads go to, with its credentials and CA. Its zero
+	// value, like any of Kind Bundled, is the Monocle's bundled node, read through its
+	// Service (ElasticURL). A read starts at once when it changes, with a client built for
+	// it. It holds a password: never log it.
+	Target resources.ElasticsearchTarget
 }
 
 // Plan is the Elasticsearch work a sync asks the next read of a Monocle to do besides

@@ -31,9 +31,9 @@ const (
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
-// InvalidConfig, SecretNotFound, TokenMissing, StorageChangeRefused,
+// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, StorageChangeRefused,
 // ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit,
-// IndexReplicasTooHigh.
+// IndexReplicasTooHigh, ElasticsearchNotFound, ElasticsearchInUse.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -68,6 +68,11 @@ const (
 	// SecretNotFound: the Secret named by spec.secretRef does not exist (False).
 	// Blocking: also Degraded and a Warning event.
 	SecretNotFound = "SecretNotFound"
+	// SecretKeyMissing: a Secret with the credentials or the CA of the Elasticsearch of
+	// elasticsearchRef or external lacks its key (or it is empty); the message names the
+	// Secret and the key, and the API and crawler wait (False). Blocking: also Degraded and
+	// a Warning event. A missing such Secret is SecretNotFound.
+	SecretKeyMissing = "SecretKeyMissing"
 	// TokenMissing: a variable the config needs is missing or empty in both Secrets; the
 	// component that reads it is held back, the message says which (False). Blocking: also
 	// Degraded and a Warning event.
@@ -197,9 +202,17 @@ const (
 	// Red: Elasticsearch reports red (ElasticsearchHealthy, False; a Warning event when
 	// it turns red).
 	Red = "Red"
-	// ElasticsearchNotReady: Elasticsearch has no ready pod to read (both conditions,
-	// Unknown).
+	// ElasticsearchNotReady: Elasticsearch has no ready pod to read, or the ECK
+	// Elasticsearch of elasticsearchRef is not in phase Ready (both conditions, Unknown).
 	ElasticsearchNotReady = "ElasticsearchNotReady"
+	// ElasticsearchNotFound: the ECK Elasticsearch of elasticsearchRef does not exist, or
+	// the cluster does not serve ECK's API; the API and crawler wait (ElasticsearchHealthy,
+	// False). Blocking: also Degraded and a Warning event.
+	ElasticsearchNotFound = "ElasticsearchNotFound"
+	// ElasticsearchInUse: a Monocle created earlier uses the same Elasticsearch cluster
+	// (Monocle's index names are fixed); this one's API and crawler do not start
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	ElasticsearchInUse = "ElasticsearchInUse"
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"

@@ -51,7 +51,7 @@ type ExternalElasticsearch struct {
 
 // ElasticsearchProxy is the sidecar through which Monocle's pods reach an Elasticsearch the
 // operator does not run, when that cluster needs credentials or TLS: Monocle speaks to it in
-// plain HTTP on localhost:9200, without credentials, and it speaks to the cluster in HTTPS
+// plain HTTP on 127.0.0.1:9200, without credentials, and it speaks to the cluster in HTTPS
 // with the cluster's CA, adding the credentials, so that no password is in Monocle's URL,
 // environment, arguments or log.
 type ElasticsearchProxy struct {

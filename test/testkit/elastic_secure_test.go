@@ -1,0 +1,135 @@
+package testkit
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/change-metrics/monocle-operator/pkg/elastic"
+)
+
+// secureClient returns a client of package elastic for url, with user and password when user
+// is set, its requests sent to f whatever their host.
+func secureClient(t *testing.T, f *FakeElasticsearch, url, user, password string) elastic.Client {
+	t.Helper()
+	tr := f.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	c, err := elastic.NewClient(elastic.Config{URL: url, Username: user, Password: password, Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestFakeDefaultIsPlainWithoutAuth(t *testing.T) {
+	f := startFake(t)
+	if f.CAPEM() != nil || !strings.HasPrefix(f.URL(), "http://127.0.0.1:") {
+		t.Fatalf("CAPEM %q, URL %s; want none and http://127.0.0.1:<port>", f.CAPEM(), f.URL())
+	}
+	for _, url := range []string{"http://es-es-http.ns.svc:9200", "http://m-elastic.ns.svc:9200", f.URL()} {
+		if _, err := secureClient(t, f, url, "", "").Health(t.Context()); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+}
+
+func TestFakeBasicAuth(t *testing.T) {
+	f := startFake(t, WithBasicAuth("elastic", "changeme"))
+	const eck = "http://es-es-http.ns.svc:9200"
+	for name, tc := range map[string]struct {
+		url, user, password string
+		reason              string // of the 401; "" for none
+	}{
+		"no credentials":     {url: eck, reason: "missing authentication credentials for REST request [/_cluster/health]"},
+		"wrong password":     {url: eck, user: "elastic", password: "nope", reason: "unable to authenticate user [elastic] for REST request [/_cluster/health]"},
+		"another user":       {url: eck, user: "monocle", password: "changeme", reason: "unable to authenticate user [monocle] for REST request [/_cluster/health]"},
+		"right credentials":  {url: eck, user: "elastic", password: "changeme"},
+		"by the fake's URL":  {url: f.URL(), reason: "missing authentication credentials for REST request [/_cluster/health]"},
+		"a bundled, no auth": {url: "http://m-elastic.ns.svc:9200"},
+	} {
+		_, err := secureClient(t, f, tc.url, tc.user, tc.password).Health(t.Context())
+		var se *elastic.StatusError
+		switch {
+		case tc.reason == "" && err != nil:
+			t.Errorf("%s: %v", name, err)
+		case tc.reason == "":
+		case !errors.As(err, &se) || !errors.Is(err, elastic.ErrUnauthorized) || se.Type != "security_exception" || se.Reason != tc.reason:
+			t.Errorf("%s: error %v, want a 401 security_exception %q", name, err, tc.reason)
+		}
+	}
+	// The challenge is a header of the answer too, and the Monocle API's /health is no
+	// Elasticsearch's.
+	for url, want := range map[string]int{"http://es-es-http.ns.svc:9200/_cluster/health": 401, "http://m-api.ns.svc:8080/health": 200} {
+		res := get(t, f.Transport(), url)
+		if res.StatusCode != want {
+			t.Errorf("GET %s: status %d, want %d", url, res.StatusCode, want)
+		}
+		if got := res.Header.Get("WWW-Authenticate"); (want == 401) != (got == `Basic realm="security" charset="UTF-8"`) {
+			t.Errorf("GET %s: WWW-Authenticate %q", url, got)
+		}
+	}
+}
+
+// get sends GET url through tr and returns the answer, its body closed.
+func get(t *testing.T, tr http.RoundTripper, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := (&http.Client{Transport: tr}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+func TestFakeTLS(t *testing.T) {
+	f := startFake(t, WithTLS(), WithBasicAuth("elastic", "changeme"))
+	if !strings.HasPrefix(f.URL(), "https://127.0.0.1:") || !strings.Contains(string(f.CAPEM()), "BEGIN CERTIFICATE") {
+		t.Fatalf("URL %s, CAPEM %q; want https://127.0.0.1:<port> and a PEM certificate", f.URL(), f.CAPEM())
+	}
+	// Over TLS, by a Service's name or the fake's address, with the credentials: served.
+	for _, url := range []string{"https://es-es-http.ns.svc:9200", "https://es-es-http.other.svc:9200"} {
+		if _, err := secureClient(t, f, url, "elastic", "changeme").Health(t.Context()); err != nil {
+			t.Errorf("%s: %v", url, err)
+		}
+	}
+	trusting, err := elastic.NewTransportWithCA(f.CAPEM())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(trusting.CloseIdleConnections)
+	byAddress, err := elastic.NewClient(elastic.Config{URL: f.URL(), Username: "elastic", Password: "changeme", Transport: trusting})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := byAddress.Health(t.Context()); err != nil {
+		t.Errorf("%s: %v", f.URL(), err)
+	}
+	// Without the CA: the certificate is refused.
+	untrusting, err := elastic.New(f.URL(), elastic.NewTransport())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := untrusting.Health(t.Context()); err == nil || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("a client without the CA: %v, want a certificate error", err)
+	}
+	// Plain HTTP to a secured cluster: the connection is closed unanswered. A bundled
+	// Elasticsearch is still served in plain HTTP without credentials.
+	if _, err := secureClient(t, f, "http://es-es-http.ns.svc:9200", "elastic", "changeme").Health(t.Context()); err == nil ||
+		errors.As(err, new(*elastic.StatusError)) {
+		t.Errorf("plain HTTP to a TLS cluster: %v, want the connection closed", err)
+	}
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); err != nil {
+		t.Errorf("a bundled Elasticsearch in plain HTTP: %v", err)
+	}
+	// The state of the fake is there over TLS too.
+	f.SetIndices("ns", "m", "monocle.config")
+	if got, err := secureClient(t, f, "https://m-elastic.ns.svc:9200", "", "").Indices(context.Background(), "monocle*"); err != nil || len(got) != 1 {
+		t.Errorf("indices over TLS: %v, %v; want monocle.config", got, err)
+	}
+}
