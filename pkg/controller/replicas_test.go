@@ -77,3 +77,35 @@ func TestExistingRepositoryHasNoBackupClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexReplicasOnAClusterByURL: on a cluster of one's own, the data nodes an earlier read
+// found (status.elasticsearchCluster) decide: 3 replicas on 3 data nodes are refused, on 4
+// accepted, and nothing is refused before a read found them.
+func TestIndexReplicasOnAClusterByURL(t *testing.T) {
+	for name, tc := range map[string]struct {
+		nodes   *int32
+		refused bool
+	}{
+		"3 data nodes": {nodes: ptr.To[int32](3), refused: true},
+		"4 data nodes": {nodes: ptr.To[int32](4)},
+		"not read yet": {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := withExternal("demo", "http://es.example.com:9200", "", "")
+			m.Spec.Elasticsearch.IndexReplicas = ptr.To[int32](3)
+			m.Status.ElasticsearchCluster = &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchExternal,
+				URL: "http://es.example.com:9200", DataNodes: tc.nodes}
+			f := newFixture(t)
+			f.monocles = []*monoclev1alpha1.Monocle{m}
+			_, status := f.runStatus()
+			if tc.refused {
+				expectRefused(t, status, reasons.IndexReplicasTooHigh, "indexReplicas is 3 but the cluster has 3 data nodes")
+			} else if c := condition(t, status, monoclev1alpha1.ConditionSpecAccepted); c.Status != metav1.ConditionTrue {
+				t.Errorf("SpecAccepted = %+v", c)
+			}
+			if c := status.Status.ElasticsearchCluster; c == nil || c.Kind != monoclev1alpha1.ElasticsearchExternal || !ptr.Equal(c.DataNodes, tc.nodes) {
+				t.Errorf("status.elasticsearchCluster = %+v, want External with the data nodes kept", c)
+			}
+		})
+	}
+}
