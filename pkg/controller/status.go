@@ -33,6 +33,7 @@ var blocking = map[string]bool{
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,
 	reasons.HeapAboveLimit:                  true,
+	reasons.IndexReplicasTooHigh:            true,
 	reasons.SecretKeyMissing:                true,
 	reasons.ElasticsearchNotFound:           true,
 	reasons.ElasticsearchInUse:              true,

@@ -51,9 +51,18 @@ type Client interface {
 	CloseIndices(ctx context.Context, indices ...string) error
 	// DeleteIndex deletes one index; a missing one is not an error.
 	DeleteIndex(ctx context.Context, index string) error
+	// IndexReplicas reads index.number_of_replicas of the indices matching a pattern, hidden
+	// and closed ones included, by index.
+	IndexReplicas(ctx context.Context, pattern string) (map[string]int, error)
+	// SetIndexReplicas sets index.number_of_replicas of the indices matching a pattern,
+	// hidden and closed ones included.
+	SetIndexReplicas(ctx context.Context, pattern string, n int) error
 
 	// EnsureRepository registers a snapshot repository unless it is already registered as is.
 	EnsureRepository(ctx context.Context, name string, repo Repository) error
+	// CheckRepository reports a repository that is not registered as ErrNotFound, without
+	// registering it.
+	CheckRepository(ctx context.Context, name string) error
 	// CreateSnapshot starts a snapshot of indices without waiting for it to finish.
 	CreateSnapshot(ctx context.Context, repo, name string, indices []string) error
 	// Snapshots lists the snapshots of a repository it can read, oldest first, and the

@@ -120,6 +120,20 @@ var contractCases = map[string]contractCase{
 			return nil, c.ClearReadOnly(ctx, "my-index-000001")
 		},
 	},
+	"settings-replicas": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.IndexReplicas(ctx, "my-index-*") },
+		want: map[string]int{"my-index-000001": 1, "my-index-000002": 0},
+	},
+	// No index yet: none, not an error.
+	"settings-replicas-none": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.IndexReplicas(ctx, "my-index-*") },
+		want: map[string]int{},
+	},
+	"settings-put-replicas": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.SetIndexReplicas(ctx, "my-index-*", 2)
+		},
+	},
 	"cluster-settings": {
 		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Watermarks(ctx) },
 		want: elastic.Watermarks{Low: elastic.Watermark{Raw: "85%", UsedPercent: 85},
@@ -191,6 +205,18 @@ var contractCases = map[string]contractCase{
 		call: func(ctx context.Context, c elastic.Client) (any, error) {
 			return nil, c.EnsureRepository(ctx, "my_repository", elastic.Repository{Type: elastic.RepositoryFS, Location: "other"})
 		},
+	},
+	// Checked, never registered: GET only.
+	"repository-check": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CheckRepository(ctx, "my_repository")
+		},
+	},
+	"repository-check-missing": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CheckRepository(ctx, "my_repository")
+		},
+		err: "404 repository_missing_exception",
 	},
 	"snapshot-create":                  {call: createSnapshot2, want: false},
 	"snapshot-create-exists":           {call: createSnapshot2, want: true, err: "400 invalid_snapshot_name_exception"},

@@ -33,6 +33,8 @@ type FakeIndex struct {
 	Docs int64
 	// Hidden is true for a hidden index (SetHidden).
 	Hidden bool
+	// Replicas is its index.number_of_replicas.
+	Replicas int
 }
 
 // FakeSnapshot is a snapshot of a fake Elasticsearch, as Snapshots reports it and
@@ -126,9 +128,10 @@ type fakeIndex struct {
 	docs int64
 	// hidden is index.hidden: a wildcard matches the index only when asked to (esState.expand).
 	hidden bool
-	// noReplica is set on an index with index.number_of_replicas 0, whose only shard copy is
-	// its primary; the others have one replica, which a single node leaves unassigned.
-	noReplica bool
+	// replicas is index.number_of_replicas: 0, as Monocle creates its indices, unless set
+	// (SetReplicas, PUT <indices>/_settings). The fake is a single node, which leaves every
+	// replica unassigned.
+	replicas int
 	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
 	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
@@ -211,6 +214,15 @@ func (f *FakeElasticsearch) SetHidden(namespace, monocle, index string) {
 	})
 }
 
+// SetReplicas sets index.number_of_replicas of an index of the Elasticsearch of Monocle
+// monocle in namespace, creating the index, open, when it does not exist, as an index
+// created or changed by someone else than Monocle, which creates its indices with 0.
+func (f *FakeElasticsearch) SetReplicas(namespace, monocle, index string, n int) {
+	f.with(namespace, monocle, func(s *esState) {
+		s.index(index).replicas = n
+	})
+}
+
 // FakeCrawlerEntity is one crawler metadata document of a workspace index, as Monocle 1.11.2
 // keeps them: {"crawler_metadata": {"crawler_name", "crawler_type", "crawler_type_value",
 // "last_commit_at"}} (src/Monocle/Backend/Documents.hs, ECrawlerMetadataObject).
@@ -253,7 +265,7 @@ func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
 	var out []FakeIndex
 	f.with(namespace, monocle, func(s *esState) {
 		for name, ix := range s.indices {
-			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden})
+			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden, Replicas: ix.replicas})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

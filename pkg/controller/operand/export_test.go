@@ -15,6 +15,7 @@ var (
 	ReadCrawlers   = readCrawlers
 	DeleteThenList = deleteThenList
 	RunSnapshots   = runSnapshots
+	KeepReplicas   = keepReplicas
 )
 
 // SetLast makes r the last result of m in w, as if it were left by an earlier read.

@@ -2,7 +2,8 @@
 // Elasticsearch reports of itself (cluster health, disk use, read-only indices, crawler
 // progress and errors, workspace indices) and asks the Monocle API for its /health, and it
 // carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
-// the index of a removed workspace, taking, listing and expiring snapshots, restoring one).
+// the index of a removed workspace, keeping the replicas of Monocle's indices, taking,
+// listing and expiring snapshots, restoring one).
 //
 // No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
 // read in the background when Elasticsearch has a ready pod and the last read is older than
@@ -282,7 +283,7 @@ func (w *worker) Forget(key cache.ObjectName) {
 // watermarks and read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
 // read the crawler progress and errors of workspaces; ask the API; delete
 // plan.DeleteIndex; list the workspace indices, so that the listing reflects the deletion;
-// then, with a timeout of its own, the backup and restore work of plan, after which key is
+// read and keep the replicas of Monocle's indices (plan.Replicas); then, with a timeout of its own, the backup and restore work of plan, after which key is
 // always enqueued. Elasticsearch's steps run only once its health was read.
 func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, client elastic.Client, err error, apiURL string, plan Plan, workspaces []string) {
 	defer func() { <-w.slots }()
@@ -297,10 +298,11 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, c
 	w.mu.Unlock()
 	monocle := logger.WithValues("monocle", key)
 	var health *monoclev1alpha1.ElasticsearchHealth
+	var dataNodes int
 	if err == nil {
 		var disk elastic.Disk
 		var wm *elastic.Watermarks
-		health, disk, wm, err = readHealth(ctx, monocle, client, blocks)
+		health, disk, wm, dataNodes, err = readHealth(ctx, monocle, client, blocks)
 		if err == nil && !plan.KeepBlocks {
 			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, wm, health.ReadOnlyIndices)
 		}
@@ -321,12 +323,15 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, c
 	}
 	var indices []elastic.Index
 	deleted := ""
+	var replicas map[string]int
+	replicasErr := ""
 	if err == nil {
 		indices, deleted = deleteThenList(ctx, monocle, client, plan.DeleteIndex)
+		replicas, replicasErr = keepReplicas(ctx, monocle, client, plan.Replicas, dataNodes)
 	}
 	var backup *BackupOutcome
 	switch {
-	case plan.Repo.Type == "" && plan.Restore.Phase == "":
+	case plan.BackupRepository() == "" && plan.Restore.Phase == "":
 	case client == nil:
 		backup = &BackupOutcome{Plan: plan, RepoErr: err.Error(), Restore: RestoreOutcome{Err: err.Error()}}
 	default:
@@ -346,7 +351,9 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, c
 		was.APIRead != (apiURL != "") || was.APIErr != apiErr
 	r.running, was.Done, was.Err = false, time.Now(), errText
 	if err == nil {
-		was.Health, was.HealthTime = health, started
+		changed = changed || was.DataNodes != dataNodes || !maps.Equal(was.Replicas, replicas) || was.ReplicasErr != replicasErr
+		was.Health, was.HealthTime, was.DataNodes = health, started, dataNodes
+		was.Replicas, was.ReplicasErr = replicas, replicasErr
 	}
 	if crawlers != nil {
 		was.Crawlers, was.CrawlerErrors = crawlers, crawlerErrors

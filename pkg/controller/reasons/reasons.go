@@ -33,7 +33,7 @@ const (
 // other condition that is False for a cause the user must fix (see blocking in status.go):
 // InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, StorageChangeRefused,
 // ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit,
-// ElasticsearchNotFound, ElasticsearchInUse.
+// IndexReplicasTooHigh, ElasticsearchNotFound, ElasticsearchInUse.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -147,6 +147,10 @@ const (
 	// the message gives both; the StatefulSet is left as it is (False). Blocking: also
 	// Degraded and a Warning event.
 	HeapAboveLimit = "HeapAboveLimit"
+	// IndexReplicasTooHigh: elasticsearch.indexReplicas asks for more replicas than the
+	// cluster's data nodes can hold (data nodes - 1); the indices keep their replicas
+	// (False). Blocking: also Degraded and a Warning event.
+	IndexReplicasTooHigh = "IndexReplicasTooHigh"
 )
 
 // Reasons of the Exposed condition.
@@ -312,9 +316,12 @@ const (
 	NotBackedUp = "NotBackedUp"
 	// InvalidSchedule: spec.backup.schedule does not parse (BackupReady, False).
 	InvalidSchedule = "InvalidSchedule"
-	// RepositoryFailed: the snapshot repository cannot be registered (BackupReady,
-	// False); the message gives Elasticsearch's error.
+	// RepositoryFailed: the snapshot repository cannot be registered, or the existing one
+	// cannot be checked (BackupReady, False); the message gives Elasticsearch's error.
 	RepositoryFailed = "RepositoryFailed"
+	// BackupRepositoryMissing: the repository backup.repository.existing names is not
+	// registered in the cluster; the operator never registers it (BackupReady, False).
+	BackupRepositoryMissing = "BackupRepositoryMissing"
 	// BackupFailed: the newest snapshot failed or could not be started (BackupReady,
 	// False; a Warning event per new failure).
 	BackupFailed = "BackupFailed"
