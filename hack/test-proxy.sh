@@ -4,8 +4,9 @@
 # its own that requires basic auth.
 #
 # On a Debian 12 machine it installs nginx when it is missing (with sudo unless run as root;
-# the package's service is not started), then runs the test verbosely, so what reached the
-# server and NGINX's log lines print.
+# whether the package then starts its own service on port 80 is the machine's policy-rc.d's
+# say: the test runs its own nginx on ports of its own either way), then runs the test
+# verbosely, so what reached the server and NGINX's log lines print.
 #
 # Environment:
 #   GO  the go command (default: go)
