@@ -11,6 +11,7 @@ package v1alpha1
 // "<name>-es-http" on port 9200, as the "elastic" user of the Secret "<name>-es-elastic-user"
 // unless credentialsSecretRef names another user, and trusts the CA of the Secret
 // "<name>-es-http-certs-public" when the cluster serves HTTPS (ECK's default).
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name && has(self.namespace) == has(oldSelf.namespace)",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
 type ElasticsearchReference struct {
 	// Name is the Elasticsearch resource's name.
 	// +kubebuilder:validation:MinLength=1
@@ -19,6 +20,7 @@ type ElasticsearchReference struct {
 	Name string `json:"name"`
 	// Namespace is the Elasticsearch resource's namespace. Defaults to the Monocle's.
 	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
 	Namespace string `json:"namespace,omitempty"`
