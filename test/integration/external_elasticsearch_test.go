@@ -55,7 +55,11 @@ func installECK(t *testing.T) {
 	}
 	env.Kubectl.Must(t, "apply", "--server-side", "-f", eckCRD.path)
 	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--wait=false", "-f", eckCRD.path) })
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+eckCRDName)
+	// kubectl wait fails, rather than waits, while the new CRD has no status yet.
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "ECK's CRD established", func() error {
+		_, err := env.Kubectl.Run(context.Background(), "wait", "--for=condition=Established", "--timeout=60s", "crd/"+eckCRDName)
+		return err
+	})
 }
 
 // eckElasticsearch is an ECK Elasticsearch of three nodes, as docs/external-elasticsearch.md
@@ -242,10 +246,15 @@ func TestElasticsearchRef(t *testing.T) {
 	}
 	installECK(t)
 	applyMonocle(t, ns, "m", ref)
-	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionElasticsearchHealthy, metav1.ConditionFalse, reasons.ElasticsearchNotFound)
-	if !strings.Contains(c.Message, esNS+"/es") || !strings.Contains(c.Message, "does not exist") {
-		t.Errorf("ElasticsearchHealthy message %q does not name the missing Elasticsearch", c.Message)
-	}
+	// ECK's API now served, the operator finds that the Elasticsearch does not exist.
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "ElasticsearchNotFound naming the missing Elasticsearch", func() error {
+		c := apimeta.FindStatusCondition(getMonocle(t, ns, "m").Status.Conditions, monoclev1alpha1.ConditionElasticsearchHealthy)
+		if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasons.ElasticsearchNotFound ||
+			!strings.Contains(c.Message, esNS+"/es") || !strings.Contains(c.Message, "does not exist") {
+			return fmt.Errorf("condition is %+v", c)
+		}
+		return nil
+	})
 	if ready := apimeta.FindStatusCondition(getMonocle(t, ns, "m").Status.Conditions, monoclev1alpha1.ConditionReady); ready == nil || ready.Status == metav1.ConditionTrue {
 		t.Errorf("Ready = %+v while the Elasticsearch does not exist", ready)
 	}
