@@ -46,7 +46,7 @@ func eckInstalled(t *testing.T) bool {
 }
 
 // installECK installs the ECK Elasticsearch CRD (github.com/elastic/cloud-on-k8s/v3
-// v3.5.0) until the end of the test.
+// v3.5.0) until the end of the test, then removes it, so that each test starts without it.
 func installECK(t *testing.T) {
 	t.Helper()
 	eckCRD.once.Do(func() { eckCRD.path, eckCRD.err = testkit.ECKElasticsearchCRD(context.Background()) })
@@ -54,7 +54,8 @@ func installECK(t *testing.T) {
 		t.Fatal(eckCRD.err)
 	}
 	env.Kubectl.Must(t, "apply", "--server-side", "-f", eckCRD.path)
-	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--wait=false", "-f", eckCRD.path) })
+	// Removed at the end, and waited for: a CRD being deleted cannot be installed again.
+	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--timeout=60s", "-f", eckCRD.path) })
 	// kubectl wait fails, rather than waits, while the new CRD has no status yet.
 	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "ECK's CRD established", func() error {
 		_, err := env.Kubectl.Run(context.Background(), "wait", "--for=condition=Established", "--timeout=60s", "crd/"+eckCRDName)
@@ -291,13 +292,7 @@ func TestElasticsearchRef(t *testing.T) {
 	until := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	env.Elastic.Cluster("es-es-http."+esNS+".svc").SetCrawlerMetadata("monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: until})
-	testkit.Eventually(t, 250*time.Millisecond, 30*time.Second, "status.crawlers from the cluster", func() error {
-		crawlers := getMonocle(t, ns, "m").Status.Crawlers
-		if len(crawlers) != 1 || crawlers[0].CrawledUntil == nil || !crawlers[0].CrawledUntil.Time.Equal(until) || crawlers[0].Entities != 1 {
-			return fmt.Errorf("status.crawlers = %+v", crawlers)
-		}
-		return nil
-	})
+	waitCrawledUntil(t, ns, until, 1)
 	expectNoPassword(t, ns)
 }
 
