@@ -41,7 +41,8 @@ const (
 // GET _cluster/health and GET _cat/allocation answer ElasticYellow and Allocation40 unless a
 // test sets another answer for a namespace (Answer). The snapshot, restore and index calls of
 // package elastic work on a state the fake keeps per Elasticsearch, that is per namespace and
-// Monocle name (see elastic_state.go: SetIndices, Snapshots, Restores and the other methods).
+// Monocle name (see elastic_state.go: SetIndices, Snapshots, Restores and the other methods),
+// or per host for any other cluster (Cluster).
 // It listens on loopback only.
 type FakeElasticsearch struct {
 	server *httptest.Server
@@ -114,7 +115,7 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 		status = a.Status
 	}
 	api := r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api")
-	if !api && keyOf(r.Host) == (esKey{}) && f.security.guard(w, r) {
+	if key := keyOf(r.Host); !api && !key.bundled() && f.security.guard(w, r, key.host) {
 		return
 	}
 	if api {

@@ -60,9 +60,12 @@ type fakeSecurity struct {
 	ca    *x509.Certificate
 	caKey *ecdsa.PrivateKey
 	caPEM []byte
+	// mu guards leaves and plain.
+	mu sync.Mutex
 	// leaves are the certificates served, by server name.
-	mu     sync.Mutex
 	leaves map[string]*tls.Certificate
+	// plain are the hosts (keyOf's) served in plain HTTP too (ServePlainHTTP).
+	plain map[string]bool
 }
 
 // basicChallenge is Elasticsearch 7.17's WWW-Authenticate value on plain HTTP.
@@ -81,11 +84,28 @@ func (f *FakeElasticsearch) URL() string {
 	return f.server.URL
 }
 
-// guard answers r as a secured Elasticsearch would when r is not let through: a plain
-// request with WithTLS (its connection closed), missing or wrong credentials with
-// WithBasicAuth (a 401). It reports whether it answered.
-func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request) bool {
-	if s.tls && r.TLS == nil {
+// ServePlainHTTP makes a fake started WithTLS answer plain HTTP requests for host (as
+// Cluster takes it) too, as a cluster whose HTTP layer has no TLS, reached by an http:// URL,
+// does; WithBasicAuth still applies.
+func (f *FakeElasticsearch) ServePlainHTTP(host string) {
+	s := &f.security
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.plain == nil {
+		s.plain = map[string]bool{}
+	}
+	s.plain[keyOf(host).host] = true
+}
+
+// guard answers r, a request for the Elasticsearch at host (keyOf's), as a secured
+// Elasticsearch would when r is not let through: a plain request with WithTLS (its
+// connection closed) unless ServePlainHTTP let host's through, missing or wrong credentials
+// with WithBasicAuth (a 401). It reports whether it answered.
+func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string) bool {
+	s.mu.Lock()
+	plain := s.plain[host]
+	s.mu.Unlock()
+	if s.tls && r.TLS == nil && !plain {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
 				_ = conn.Close()

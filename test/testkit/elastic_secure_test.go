@@ -133,3 +133,53 @@ func TestFakeTLS(t *testing.T) {
 		t.Errorf("indices over TLS: %v, %v; want monocle.config", got, err)
 	}
 }
+
+// TestFakeClusterByHost: each host other than a bundled Elasticsearch's has a state of its
+// own, which Cluster seeds and reads; Cluster of a bundled Elasticsearch's Service is the
+// state the (namespace, monocle) methods use.
+func TestFakeClusterByHost(t *testing.T) {
+	f := startFake(t, WithTLS(), WithBasicAuth("elastic", "changeme"))
+	eck, other := f.Cluster("ES-es-http.ns.svc:9200"), f.Cluster("search.example.com")
+	eck.SetIndices("monocle.config", "monocle.changes.1.demo")
+	other.SetIndices("monocle.config")
+	for url, want := range map[string]int{"https://es-es-http.ns.svc:9200": 2, "https://search.example.com:9243": 1, "https://x-es-http.ns.svc:9200": 0} {
+		got, err := secureClient(t, f, url, "elastic", "changeme").Indices(t.Context(), "monocle*")
+		if err != nil || len(got) != want {
+			t.Errorf("%s: indices %v, %v; want %d", url, got, err, want)
+		}
+	}
+	if n := len(eck.Indices()); n != 2 {
+		t.Errorf("Cluster(eck).Indices: %d, want 2", n)
+	}
+	f.SetIndices("ns", "m", "monocle.config")
+	if got := f.Cluster("m-elastic.ns.svc").Indices(); len(got) != 1 || got[0].Name != "monocle.config" {
+		t.Errorf("Cluster of the bundled Service: %v, want SetIndices' monocle.config", got)
+	}
+	if err := secureClient(t, f, "https://es-es-http.ns.svc:9200", "elastic", "changeme").EnsureRepository(t.Context(), "backups",
+		elastic.Repository{Type: elastic.RepositoryS3, Bucket: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if typ, settings, ok := eck.Repository("backups"); !ok || typ != "s3" || settings["bucket"] != "b" {
+		t.Errorf("Cluster(eck).Repository = %v %s %v", ok, typ, settings)
+	}
+	if _, _, ok := other.Repository("backups"); ok {
+		t.Error("a repository of one cluster shows in another")
+	}
+}
+
+// TestFakeServePlainHTTP: with WithTLS, a host ServePlainHTTP names is served in plain HTTP
+// too, still with basic auth; another is not.
+func TestFakeServePlainHTTP(t *testing.T) {
+	f := startFake(t, WithTLS(), WithBasicAuth("elastic", "changeme"))
+	f.ServePlainHTTP("search.example.com:9200")
+	if _, err := secureClient(t, f, "http://search.example.com:9200", "elastic", "changeme").Health(t.Context()); err != nil {
+		t.Errorf("plain HTTP to a host served so: %v", err)
+	}
+	if _, err := secureClient(t, f, "http://search.example.com:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
+		t.Errorf("plain HTTP without credentials: %v, want a 401", err)
+	}
+	if _, err := secureClient(t, f, "http://es-es-http.ns.svc:9200", "elastic", "changeme").Health(t.Context()); err == nil ||
+		errors.As(err, new(*elastic.StatusError)) {
+		t.Errorf("plain HTTP to another host: %v, want the connection closed", err)
+	}
+}

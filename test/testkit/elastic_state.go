@@ -85,23 +85,29 @@ const (
 	FakeSnapshotBytesPerIndex = 1 << 20
 )
 
-// esKey names one Elasticsearch: the namespace and name of its Monocle, from the Host
-// "<name>-elastic.<namespace>.svc[:port]"; both empty for a Host not of that shape.
-type esKey struct{ namespace, monocle string }
+// esKey names one Elasticsearch: a bundled one by the namespace and name of its Monocle, from
+// the Host "<name>-elastic.<namespace>.svc[:port]"; any other (an ECK Service
+// "<name>-es-http.<namespace>.svc", an external URL's host) by host, the Host's name in lower
+// case without its port.
+type esKey struct{ namespace, monocle, host string }
 
 // keyOf returns the key of the Elasticsearch a request with Host host is for.
 func keyOf(host string) esKey {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	host = strings.ToLower(host)
 	parts := strings.Split(host, ".")
 	if len(parts) == 3 && parts[2] == "svc" && strings.HasSuffix(parts[0], "-elastic") {
 		if name := strings.TrimSuffix(parts[0], "-elastic"); name != "" && parts[1] != "" {
 			return esKey{namespace: parts[1], monocle: name}
 		}
 	}
-	return esKey{}
+	return esKey{host: host}
 }
+
+// bundled reports whether k is a bundled Elasticsearch's.
+func (k esKey) bundled() bool { return k.monocle != "" }
 
 // esState is the state of one fake Elasticsearch.
 type esState struct {
@@ -167,9 +173,34 @@ func (f *FakeElasticsearch) state(k esKey) *esState {
 // with runs fn on the state of the Elasticsearch of Monocle monocle in namespace, under the
 // fake's lock.
 func (f *FakeElasticsearch) with(namespace, monocle string, fn func(s *esState)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fn(f.state(esKey{namespace: namespace, monocle: monocle}))
+	f.bundled(namespace, monocle).with(fn)
+}
+
+// FakeCluster is one Elasticsearch of a FakeElasticsearch, for tests of a Monocle on a
+// cluster it does not run: Cluster returns it by host. Its methods are those of
+// FakeElasticsearch that take a Monocle's namespace and name, for that cluster.
+type FakeCluster struct {
+	f   *FakeElasticsearch
+	key esKey
+}
+
+// Cluster returns the Elasticsearch the fake serves for requests to host (a host name; a port
+// is ignored): an ECK Elasticsearch's Service "<name>-es-http.<namespace>.svc", an external
+// URL's host, or "<name>-elastic.<namespace>.svc", the bundled Elasticsearch of Monocle name.
+func (f *FakeElasticsearch) Cluster(host string) FakeCluster {
+	return FakeCluster{f: f, key: keyOf(host)}
+}
+
+// bundled returns the bundled Elasticsearch of Monocle monocle in namespace.
+func (f *FakeElasticsearch) bundled(namespace, monocle string) FakeCluster {
+	return FakeCluster{f: f, key: esKey{namespace: namespace, monocle: monocle}}
+}
+
+// with runs fn on the state of c, under the fake's lock.
+func (c FakeCluster) with(fn func(s *esState)) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	fn(c.f.state(c.key))
 }
 
 // index returns the index name, created open with no document when it does not exist.
@@ -185,7 +216,12 @@ func (s *esState) index(name string) *fakeIndex {
 // SetIndices makes indices the indices of the Elasticsearch of Monocle monocle in
 // namespace, replacing those it had: each open, with no document.
 func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...string) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).SetIndices(indices...)
+}
+
+// SetIndices is FakeElasticsearch.SetIndices for c.
+func (c FakeCluster) SetIndices(indices ...string) {
+	c.with(func(s *esState) {
 		s.indices = map[string]*fakeIndex{}
 		for _, name := range indices {
 			s.index(name)
@@ -236,7 +272,12 @@ type FakeCrawlerEntity struct {
 // of the index (other than one for errors) gets them in the composite aggregation "entities"
 // package elastic's CrawlersProgress reads, by crawler, type and value, page by page.
 func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).SetCrawlerMetadata(index, entities...)
+}
+
+// SetCrawlerMetadata is FakeElasticsearch.SetCrawlerMetadata for c.
+func (c FakeCluster) SetCrawlerMetadata(index string, entities ...FakeCrawlerEntity) {
+	c.with(func(s *esState) {
 		s.index(index).crawlers = append([]FakeCrawlerEntity(nil), entities...)
 	})
 }
@@ -262,8 +303,13 @@ func (f *FakeElasticsearch) SetCrawlerErrors(namespace, monocle, index string, e
 // Indices returns the indices of the Elasticsearch of Monocle monocle in namespace, sorted
 // by name.
 func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
+	return f.bundled(namespace, monocle).Indices()
+}
+
+// Indices is FakeElasticsearch.Indices for c.
+func (c FakeCluster) Indices() []FakeIndex {
 	var out []FakeIndex
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		for name, ix := range s.indices {
 			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden, Replicas: ix.replicas})
 		}
@@ -276,7 +322,12 @@ func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
 // registered in the Elasticsearch of Monocle monocle in namespace (PUT _snapshot/<name>),
 // and whether it is registered. Settings are strings, as Elasticsearch returns them.
 func (f *FakeElasticsearch) Repository(namespace, monocle, name string) (typ string, settings map[string]string, ok bool) {
-	f.with(namespace, monocle, func(s *esState) {
+	return f.bundled(namespace, monocle).Repository(name)
+}
+
+// Repository is FakeElasticsearch.Repository for c.
+func (c FakeCluster) Repository(name string) (typ string, settings map[string]string, ok bool) {
+	c.with(func(s *esState) {
 		var r fakeRepo
 		if r, ok = s.repos[name]; ok {
 			typ, settings = r.typ, maps.Clone(r.settings)
@@ -289,8 +340,13 @@ func (f *FakeElasticsearch) Repository(namespace, monocle, name string) (typ str
 // Monocle monocle in namespace, sorted by start then name, whether the repository is
 // registered or not (see PutSnapshot).
 func (f *FakeElasticsearch) Snapshots(namespace, monocle, repo string) []FakeSnapshot {
+	return f.bundled(namespace, monocle).Snapshots(repo)
+}
+
+// Snapshots is FakeElasticsearch.Snapshots for c.
+func (c FakeCluster) Snapshots(repo string) []FakeSnapshot {
 	var out []FakeSnapshot
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		for _, snap := range sortedSnapshots(s.snapshots[repo]) {
 			out = append(out, cloneSnapshot(*snap))
 		}

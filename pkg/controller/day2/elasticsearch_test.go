@@ -181,3 +181,36 @@ func describeCluster(s *monoclev1alpha1.ElasticsearchClusterStatus) string {
 	}
 	return fmt.Sprintf("%s %s %s/%s nodes %s replicas %s", s.Kind, s.URL, s.Phase, s.Health, n(s.DataNodes), n(s.IndexReplicas))
 }
+
+// TestUnreachableNamesTheClusterRead: a failed read of the bundled node names its Service and
+// the NetworkPolicy; one of a cluster the operator does not run names that cluster, not the
+// bundled Service nor the NetworkPolicy, which play no part there.
+func TestUnreachableNamesTheClusterRead(t *testing.T) {
+	last := operand.Result{Err: "GET _cluster/health: status 401 security_exception"}
+	bundled := newMonocle("m")
+	eck := newMonocle("m")
+	eck.Spec.Elasticsearch.ElasticsearchRef = &monoclev1alpha1.ElasticsearchReference{Name: "es", Namespace: "search"}
+	external := newMonocle("m")
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://search.example.com"}
+	for _, c := range []struct {
+		m         *monoclev1alpha1.Monocle
+		want, not string
+	}{
+		{bundled, "at http://m-elastic." + bundled.Namespace + ".svc:9200 (the NetworkPolicy m must admit", ""},
+		{eck, "Elasticsearch of spec.elasticsearch (eck/search/es): GET _cluster/health: status 401", "NetworkPolicy"},
+		{external, "Elasticsearch of spec.elasticsearch (https://search.example.com:443): GET", "m-elastic"},
+	} {
+		var healthy *metav1.Condition
+		for _, cond := range HealthConditions(c.m, last, true) {
+			if cond.Type == monoclev1alpha1.ConditionElasticsearchHealthy {
+				healthy = &cond
+			}
+		}
+		switch {
+		case healthy == nil || healthy.Reason != reasons.ElasticsearchUnreachable:
+			t.Errorf("%s: ElasticsearchHealthy %+v, want ElasticsearchUnreachable", c.want, healthy)
+		case !strings.Contains(healthy.Message, c.want) || (c.not != "" && strings.Contains(healthy.Message, c.not)):
+			t.Errorf("ElasticsearchHealthy message %q, want one with %q and without %q", healthy.Message, c.want, c.not)
+		}
+	}
+}

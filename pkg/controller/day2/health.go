@@ -67,8 +67,7 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 			why = "not read yet"
 		}
 		healthy.Reason = reasons.ElasticsearchUnreachable
-		healthy.Message = Truncate(fmt.Sprintf("Cannot read the health of Elasticsearch at %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
-			operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort, why))
+		healthy.Message = Truncate(fmt.Sprintf("Cannot read the health of Elasticsearch %s: %s", readFrom(m), why))
 		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
 		return []metav1.Condition{healthy, disk}
 	}
@@ -100,6 +99,17 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 			used, monoclev1alpha1.DiskPressurePercent)
 	}
 	return []metav1.Condition{healthy, disk}
+}
+
+// readFrom says where the operator reads m's Elasticsearch, for the message of a failed read:
+// the bundled node through its Service, which m's NetworkPolicy must open to the operator,
+// or the cluster of elasticsearchRef or external (resources.Identity), which it does not run.
+func readFrom(m *monoclev1alpha1.Monocle) string {
+	if id := resources.Identity(m); id != "" {
+		return "of spec.elasticsearch (" + id + ")"
+	}
+	return fmt.Sprintf("at %s (the NetworkPolicy %s must admit the operator's pods to port %d)",
+		operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort)
 }
 
 // APIHealthRead reports whether m's status has an APIHealthy condition that a read of the

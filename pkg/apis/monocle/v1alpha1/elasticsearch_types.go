@@ -11,7 +11,10 @@ package v1alpha1
 // "<name>-es-http" on port 9200, as the "elastic" user of the Secret "<name>-es-elastic-user"
 // unless credentialsSecretRef names another user, and trusts the CA of the Secret
 // "<name>-es-http-certs-public" when the cluster serves HTTPS (ECK's default).
-// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name && has(self.namespace) == has(oldSelf.namespace)",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
+//
+// namespace is a reserved word of CEL: the rules name it __namespace__ (Kubernetes, CRD
+// validation rules, escaping of property names).
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name && has(self.__namespace__) == has(oldSelf.__namespace__)",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
 type ElasticsearchReference struct {
 	// Name is the Elasticsearch resource's name.
 	// +kubebuilder:validation:MinLength=1
