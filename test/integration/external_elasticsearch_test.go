@@ -459,4 +459,30 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 	if es := getMonocle(t, ns, "m").Spec.Elasticsearch; es.External != nil || es.ElasticsearchRef != nil {
 		t.Errorf("spec.elasticsearch = %+v after the refused switches", es)
 	}
+
+	// A reference keeps naming the one Elasticsearch: not another name, not another
+	// namespace, given or removed.
+	ref := strings.Replace(day2Monocle, "spec:\n", "spec:\n  elasticsearch: {elasticsearchRef: {name: es, namespace: search}}\n", 1)
+	ref = strings.Replace(ref, "name: m\n", "name: r\n", 1)
+	if out, err := env.Kubectl.RunStdin(ctx, ref, "create", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("a Monocle with elasticsearchRef: %v: %s", err, out)
+	}
+	for _, patch := range []string{
+		`{"spec":{"elasticsearch":{"elasticsearchRef":{"name":"es2"}}}}`,
+		`{"spec":{"elasticsearch":{"elasticsearchRef":{"namespace":"other"}}}}`,
+		`{"spec":{"elasticsearch":{"elasticsearchRef":{"namespace":null}}}}`,
+	} {
+		out, err := env.Kubectl.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch)
+		if err == nil || !strings.Contains(out+err.Error(), "cannot name another Elasticsearch") {
+			t.Errorf("changing the reference with %s: %v: %s; want the CRD's refusal", patch, err, out)
+		}
+	}
+	if got := getMonocle(t, ns, "r").Spec.Elasticsearch.ElasticsearchRef; got == nil || got.Name != "es" || got.Namespace != "search" {
+		t.Errorf("elasticsearchRef = %+v after the refused changes", got)
+	}
+	// Its credentials may change.
+	patch := `{"spec":{"elasticsearch":{"elasticsearchRef":{"credentialsSecretRef":{"name":"monocle-user"}}}}}`
+	if out, err := env.Kubectl.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch); err != nil {
+		t.Errorf("giving the reference credentials: %v: %s", err, out)
+	}
 }
