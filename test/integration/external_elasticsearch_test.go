@@ -486,3 +486,67 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 		t.Errorf("giving the reference credentials: %v: %s", err, out)
 	}
 }
+
+// TestMigrationFromBundled follows docs/external-elasticsearch.md's migration: a bundled
+// Monocle takes a snapshot, which reaches a repository the ECK cluster reads (a bucket both
+// share; the fake has no shared bucket, so the test copies the snapshot the backup wrote),
+// and a new Monocle referencing that cluster, with that repository as its existing one and
+// the snapshot as its restore, restores it before its API starts: Restored, Ready, the
+// snapshot's documents in the cluster's index, the bundled Monocle untouched.
+func TestMigrationFromBundled(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	from, to := "migrate-bundled", "migrate-eck"
+	testkit.MustCreateNamespace(t, env.Kube, from)
+	testkit.MustCreateNamespace(t, env.Kube, to)
+	const docs = 42
+	applyMonocle(t, from, "m", "")
+	patchMonocle(t, from, `{"spec":{"backup":{}}}`)
+	env.Elastic.SetIndices(from, "m", "monocle.config", "monocle.changes.1.demo")
+	env.Elastic.SetDocs(from, "m", "monocle.changes.1.demo", docs)
+	env.Kubectl.Must(t, "wait", "-n", from, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	env.Kubectl.Must(t, "annotate", "-n", from, "monocle/m", monoclev1alpha1.BackupAnnotation+"=move", "--overwrite")
+	st := waitBackup(t, from, "the snapshot to move", 60*time.Second, func(st *monoclev1alpha1.BackupStatus) error {
+		if st.LastRequest != "move" || st.LastSuccessful == nil {
+			return fmt.Errorf("status.backup = %+v", st)
+		}
+		return nil
+	})
+	var snap *testkit.FakeSnapshot
+	for _, s := range env.Elastic.Snapshots(from, "m", resources.BackupRepositoryName) {
+		if s.Name == st.LastSuccessful.Name {
+			snap = &s
+		}
+	}
+	if snap == nil || snap.Docs["monocle.changes.1.demo"] != docs {
+		t.Fatalf("snapshot %s of the bundled Monocle: %+v", st.LastSuccessful.Name, snap)
+	}
+
+	installECK(t)
+	cluster := env.Elastic.Cluster("es-es-http." + to + ".svc")
+	admin, err := elastic.NewClient(elastic.Config{URL: "https://es-es-http." + to + ".svc:9200", Username: elasticUser,
+		Password: elasticPassword, Transport: env.Elastic.Transport()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.EnsureRepository(t.Context(), "team-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "team-backups"}); err != nil {
+		t.Fatal(err)
+	}
+	cluster.PutSnapshot("team-backups", *snap)
+	createECK(t, to, "Ready", "green")
+	applyMonocle(t, to, "m", "{elasticsearchRef: {name: es}}")
+	patchMonocle(t, to, `{"spec":{"backup":{"repository":{"existing":"team-backups"}},"restore":{"snapshot":"`+snap.Name+`"}}}`)
+	waitCondition(t, to, "m", monoclev1alpha1.ConditionRestored, metav1.ConditionTrue, reasons.Restored)
+	env.Kubectl.Must(t, "wait", "-n", to, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	for _, ix := range cluster.Indices() {
+		if ix.Name == "monocle.changes.1.demo" && (!ix.Open || ix.Docs != docs) {
+			t.Errorf("%s on the cluster: open %v, %d documents; want the snapshot's %d", ix.Name, ix.Open, ix.Docs, docs)
+		}
+	}
+	if n := cluster.Restores("team-backups", snap.Name); n != 1 {
+		t.Errorf("the cluster accepted %d restores of %s, want 1", n, snap.Name)
+	}
+	expectNoBundledObjects(t, to, "m")
+	if c := apimeta.FindStatusCondition(getMonocle(t, from, "m").Status.Conditions, monoclev1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("the bundled Monocle's Ready is %+v after the migration", c)
+	}
+}

@@ -361,6 +361,11 @@ func (c FakeCluster) Snapshots(repo string) []FakeSnapshot {
 // shows through the snapshot APIs once the operator registers a repository of that name,
 // whatever its settings. Fields left zero are filled as FakeSnapshot says.
 func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap FakeSnapshot) {
+	f.bundled(namespace, monocle).PutSnapshot(repo, snap)
+}
+
+// PutSnapshot is FakeElasticsearch.PutSnapshot for c.
+func (c FakeCluster) PutSnapshot(repo string, snap FakeSnapshot) {
 	snap = cloneSnapshot(snap)
 	if snap.UUID == "" {
 		snap.UUID = newUUID()
@@ -381,7 +386,7 @@ func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap Fa
 		snap.End = snap.End.UTC().Truncate(time.Millisecond)
 	}
 	sort.Strings(snap.Indices)
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		s.repoSnapshots(repo)[snap.Name] = &snap
 	})
 }
@@ -390,8 +395,13 @@ func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap Fa
 // Elasticsearch of Monocle monocle in namespace accepted (POST
 // _snapshot/<repo>/<snapshot>/_restore answered {"accepted":true}).
 func (f *FakeElasticsearch) Restores(namespace, monocle, repo, snapshot string) int {
+	return f.bundled(namespace, monocle).Restores(repo, snapshot)
+}
+
+// Restores is FakeElasticsearch.Restores for c.
+func (c FakeCluster) Restores(repo, snapshot string) int {
 	var n int
-	f.with(namespace, monocle, func(s *esState) { n = s.restores[[2]string{repo, snapshot}] })
+	c.with(func(s *esState) { n = s.restores[[2]string{repo, snapshot}] })
 	return n
 }
 
