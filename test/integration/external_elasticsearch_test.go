@@ -83,16 +83,16 @@ func expectNoPods(t *testing.T, ns string) {
 	}
 }
 
-// expectNoBundledObjects fails the test if namespace ns has a StatefulSet, a PVC or the
-// Elasticsearch Service of Monocle m: objects of a bundled Elasticsearch (its node, its data
-// and backup volumes).
+// expectNoBundledObjects fails the test if namespace ns has objects of a bundled
+// Elasticsearch (testkit.Env.BundledObjects) for Monocle m.
 func expectNoBundledObjects(t *testing.T, ns, m string) {
 	t.Helper()
-	if out := env.Kubectl.Must(t, "get", "statefulsets,pvc", "-n", ns, "-o", "name"); strings.TrimSpace(out) != "" {
-		t.Errorf("%s has objects of a bundled Elasticsearch:\n%s", ns, out)
+	found, err := env.BundledObjects(t.Context(), ns, m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := env.Kubectl.Run(t.Context(), "get", "-n", ns, "service/"+m+"-elastic", "-o", "name"); err == nil {
-		t.Errorf("the bundled Elasticsearch's Service exists: %s", out)
+	if len(found) != 0 {
+		t.Errorf("%s has objects of a bundled Elasticsearch: %v", ns, found)
 	}
 }
 

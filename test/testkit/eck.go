@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
@@ -112,4 +113,33 @@ func (e *Env) RegisterRepository(ctx context.Context, host, name string, repo el
 		return err
 	}
 	return admin.EnsureRepository(ctx, name, repo)
+}
+
+// BundledObjects lists, as "kind/name", the objects of a bundled Elasticsearch that namespace
+// ns holds: StatefulSets, PersistentVolumeClaims (its node, its data and backup volumes) and
+// the Elasticsearch Service of Monocle m (resources.ElasticName). A Monocle on a cluster it
+// does not run has none.
+func (e *Env) BundledObjects(ctx context.Context, ns, m string) ([]string, error) {
+	var found []string
+	sets, err := e.Kube.AppsV1().StatefulSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sets.Items {
+		found = append(found, "statefulset/"+s.Name)
+	}
+	pvcs, err := e.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pvcs.Items {
+		found = append(found, "persistentvolumeclaim/"+p.Name)
+	}
+	svc := m + "-" + resources.ComponentElastic
+	if _, err := e.Kube.CoreV1().Services(ns).Get(ctx, svc, metav1.GetOptions{}); err == nil {
+		found = append(found, "service/"+svc)
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	return found, nil
 }
