@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,88 +19,41 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// The clusters a Monocle references rather than runs are, in this suite, the fake
-// Elasticsearch secured as ECK secures its clusters by default: HTTPS with a CA of its own,
-// and basic auth as elasticUser with elasticPassword (the suite's set-up starts it so). A
-// bundled Elasticsearch is served without either.
-const (
-	elasticUser     = "elastic"
-	elasticPassword = "Cl0ster-0wn-Pa55word"
-)
-
-// eckCRDName is the name of ECK's Elasticsearch CRD.
-const eckCRDName = "elasticsearches.elasticsearch.k8s.elastic.co"
-
-// eckCRD is the file of ECK's Elasticsearch CRD, found once.
-var eckCRD struct {
-	once sync.Once
-	path string
-	err  error
+// installECK installs ECK's Elasticsearch CRD until the end of the test, then removes it, so
+// that each test starts without it.
+func installECK(t *testing.T) {
+	t.Helper()
+	path, err := env.InstallECK(t.Context())
+	// Removed at the end, and waited for: a CRD being deleted cannot be installed again.
+	if path != "" {
+		t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--timeout=60s", "-f", path) })
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // eckInstalled reports whether the cluster serves ECK's Elasticsearch API.
 func eckInstalled(t *testing.T) bool {
-	_, err := env.Kubectl.Run(t.Context(), "get", "crd", eckCRDName)
+	_, err := env.Kubectl.Run(t.Context(), "get", "crd", testkit.ECKCRDName)
 	return err == nil
 }
 
-// installECK installs the ECK Elasticsearch CRD (github.com/elastic/cloud-on-k8s/v3
-// v3.5.0) until the end of the test, then removes it, so that each test starts without it.
-func installECK(t *testing.T) {
-	t.Helper()
-	eckCRD.once.Do(func() { eckCRD.path, eckCRD.err = testkit.ECKElasticsearchCRD(context.Background()) })
-	if eckCRD.err != nil {
-		t.Fatal(eckCRD.err)
-	}
-	env.Kubectl.Must(t, "apply", "--server-side", "-f", eckCRD.path)
-	// Removed at the end, and waited for: a CRD being deleted cannot be installed again.
-	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--timeout=60s", "-f", eckCRD.path) })
-	// kubectl wait fails, rather than waits, while the new CRD has no status yet.
-	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "ECK's CRD established", func() error {
-		_, err := env.Kubectl.Run(context.Background(), "wait", "--for=condition=Established", "--timeout=60s", "crd/"+eckCRDName)
-		return err
-	})
-}
-
-// eckElasticsearch is an ECK Elasticsearch of three nodes, as docs/external-elasticsearch.md
-// has it; its status is set apart (setECKStatus), as ECK would.
-const eckElasticsearch = `apiVersion: elasticsearch.k8s.elastic.co/v1
-kind: Elasticsearch
-metadata:
-  name: es
-spec:
-  version: 7.17.26
-  nodeSets:
-    - name: default
-      count: 3
-`
-
-// createECK creates, in ns, what ECK makes for the Elasticsearch "es": the elastic user's
-// Secret, the public certificates' Secret with the fake's CA, then the Elasticsearch, with
-// its status phase and health.
+// createECK creates, in ns, the ECK Elasticsearch "es" with the Secrets ECK makes for it and
+// its status phase and health (testkit.Env.CreateECK).
 func createECK(t *testing.T, ns, phase, health string) {
 	t.Helper()
-	ctx := t.Context()
-	for name, data := range map[string]map[string][]byte{
-		resources.ECKElasticUserSecret("es"): {resources.ECKElasticUser: []byte(elasticPassword)},
-		resources.ECKPublicCertsSecret("es"): {resources.ECKCAKey: env.Elastic.CAPEM()},
-	} {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}
-		if _, err := env.Kube.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if err := env.CreateECK(t.Context(), ns, phase, health); err != nil {
+		t.Fatal(err)
 	}
-	if out, err := env.Kubectl.RunStdin(ctx, eckElasticsearch, "apply", "-n", ns, "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	setECKStatus(t, ns, phase, health)
 }
 
 // setECKStatus sets status.phase and status.health of the ECK Elasticsearch "es" of ns.
 func setECKStatus(t *testing.T, ns, phase, health string) {
 	t.Helper()
-	env.Kubectl.Must(t, "patch", "-n", ns, "elasticsearches.elasticsearch.k8s.elastic.co/es", "--subresource=status",
-		"--type=merge", "-p", fmt.Sprintf(`{"status":{"phase":%q,"health":%q}}`, phase, health))
+	if err := env.SetECKStatus(t.Context(), ns, phase, health); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // applyMonocle creates the Monocle of day2Monocle named name in ns (with the Secret
@@ -131,16 +83,16 @@ func expectNoPods(t *testing.T, ns string) {
 	}
 }
 
-// expectNoBundledObjects fails the test if namespace ns has a StatefulSet, a PVC or the
-// Elasticsearch Service of Monocle m: objects of a bundled Elasticsearch (its node, its data
-// and backup volumes).
+// expectNoBundledObjects fails the test if namespace ns has objects of a bundled
+// Elasticsearch (testkit.Env.BundledObjects) for Monocle m.
 func expectNoBundledObjects(t *testing.T, ns, m string) {
 	t.Helper()
-	if out := env.Kubectl.Must(t, "get", "statefulsets,pvc", "-n", ns, "-o", "name"); strings.TrimSpace(out) != "" {
-		t.Errorf("%s has objects of a bundled Elasticsearch:\n%s", ns, out)
+	found, err := env.BundledObjects(t.Context(), ns, m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := env.Kubectl.Run(t.Context(), "get", "-n", ns, "service/"+m+"-elastic", "-o", "name"); err == nil {
-		t.Errorf("the bundled Elasticsearch's Service exists: %s", out)
+	if len(found) != 0 {
+		t.Errorf("%s has objects of a bundled Elasticsearch: %v", ns, found)
 	}
 }
 
@@ -150,8 +102,8 @@ func expectNoBundledObjects(t *testing.T, ns, m string) {
 func expectNoPassword(t *testing.T, ns string) {
 	t.Helper()
 	workloads := env.Kubectl.Must(t, "get", "deployments,jobs,pods", "-n", ns, "-o", "json")
-	for _, s := range []string{elasticPassword, base64.StdEncoding.EncodeToString([]byte(elasticPassword)),
-		base64.StdEncoding.EncodeToString([]byte(elasticUser + ":" + elasticPassword))} {
+	for _, s := range []string{testkit.ClusterPassword, base64.StdEncoding.EncodeToString([]byte(testkit.ClusterPassword)),
+		base64.StdEncoding.EncodeToString([]byte(testkit.ClusterUser + ":" + testkit.ClusterPassword))} {
 		if strings.Contains(workloads, s) {
 			t.Errorf("the workloads of %s carry the password (%q)", ns, s)
 		}
@@ -196,7 +148,7 @@ func expectProxy(t *testing.T, ns, m string, caPEM []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(elasticUser+":"+elasticPassword))
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(testkit.ClusterUser+":"+testkit.ClusterPassword))
 	if conf := string(secret.Data[resources.ProxyConfigKey]); !strings.Contains(conf, basic) {
 		t.Errorf("the proxy's nginx.conf does not send the credentials:\n%s", conf)
 	}
@@ -305,15 +257,10 @@ func TestElasticsearchRefReplicasAndExistingRepository(t *testing.T) {
 	ns := "eck-replicas"
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 	installECK(t)
-	host := "es-es-http." + ns + ".svc"
+	host := testkit.ECKHost(ns)
 	cluster := env.Elastic.Cluster(host)
 	cluster.SetIndices("monocle.config", "monocle.changes.1.demo")
-	admin, err := elastic.NewClient(elastic.Config{URL: "https://" + host + ":9200", Username: elasticUser, Password: elasticPassword,
-		Transport: env.Elastic.Transport()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.EnsureRepository(t.Context(), "cluster-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "team-backups"}); err != nil {
+	if err := env.RegisterRepository(t.Context(), host, "cluster-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "team-backups"}); err != nil {
 		t.Fatal(err)
 	}
 	env.Elastic.Answer(ns, testkit.ElasticAnswer{Health: greenOf3, Allocation: testkit.Allocation40})
@@ -384,7 +331,7 @@ func TestExternalElasticsearch(t *testing.T) {
 	testkit.MustCreateNamespace(t, env.Kube, ns2)
 	env.Elastic.ServePlainHTTP("search.example.com")
 	env.Elastic.Cluster("search.example.com").SetIndices("monocle.config")
-	env.Kubectl.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--from-literal=username="+elasticUser)
+	env.Kubectl.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--from-literal=username="+testkit.ClusterUser)
 	applyMonocle(t, ns, "m", "{external: {url: 'http://search.example.com:9200', credentialsSecretRef: {name: es-credentials}}}")
 	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionFalse, reasons.SecretKeyMissing)
 	if !strings.Contains(c.Message, "es-credentials") || !strings.Contains(c.Message, "password") {
@@ -393,7 +340,7 @@ func TestExternalElasticsearch(t *testing.T) {
 	expectNoPods(t, ns)
 
 	env.Kubectl.Must(t, "patch", "-n", ns, "secret/es-credentials", "--type=merge",
-		"-p", `{"stringData":{"password":"`+elasticPassword+`"}}`)
+		"-p", `{"stringData":{"password":"`+testkit.ClusterPassword+`"}}`)
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
 	waitCluster(t, ns, "m", "the external cluster in the status", func(c *monoclev1alpha1.ElasticsearchClusterStatus) error {
 		if c.Kind != monoclev1alpha1.ElasticsearchExternal || c.URL != "http://search.example.com:9200" {
@@ -437,7 +384,7 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 	ctx := t.Context()
 	manifest := strings.Replace(day2Monocle, "spec:\n",
-		"spec:\n  elasticsearch: {external: {url: 'http://"+elasticUser+":"+elasticPassword+"@search.example.com:9200'}}\n", 1)
+		"spec:\n  elasticsearch: {external: {url: 'http://"+testkit.ClusterUser+":"+testkit.ClusterPassword+"@search.example.com:9200'}}\n", 1)
 	out, err := env.Kubectl.RunStdin(ctx, manifest, "create", "-n", ns, "-f", "-")
 	if err == nil || !strings.Contains(out+err.Error(), "without credentials (use credentialsSecretRef)") {
 		t.Errorf("a URL with credentials: %v: %s; want the CRD's refusal", err, out)
@@ -522,13 +469,8 @@ func TestMigrationFromBundled(t *testing.T) {
 	}
 
 	installECK(t)
-	cluster := env.Elastic.Cluster("es-es-http." + to + ".svc")
-	admin, err := elastic.NewClient(elastic.Config{URL: "https://es-es-http." + to + ".svc:9200", Username: elasticUser,
-		Password: elasticPassword, Transport: env.Elastic.Transport()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.EnsureRepository(t.Context(), "team-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "team-backups"}); err != nil {
+	cluster := env.Elastic.Cluster(testkit.ECKHost(to))
+	if err := env.RegisterRepository(t.Context(), testkit.ECKHost(to), "team-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "team-backups"}); err != nil {
 		t.Fatal(err)
 	}
 	cluster.PutSnapshot("team-backups", *snap)

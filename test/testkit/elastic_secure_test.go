@@ -183,3 +183,56 @@ func TestFakeServePlainHTTP(t *testing.T) {
 		t.Errorf("plain HTTP to another host: %v, want the connection closed", err)
 	}
 }
+
+// TestFakeClusterRestoreHeld: a cluster by host holds the restores it accepts while
+// HoldRestores holds them, as a bundled Elasticsearch does, and only its own: the bundled
+// Elasticsearch of the same namespace restores at once. SetDocs and SetHidden seed that
+// cluster's indices.
+func TestFakeClusterRestoreHeld(t *testing.T) {
+	f := startFake(t, WithTLS(), WithBasicAuth("elastic", "changeme"))
+	ctx := t.Context()
+	eck := f.Cluster("es-es-http.ns.svc")
+	eck.SetHidden(".ds-ilm-history-5-2026.11.01-000001")
+	eck.SetDocs(".ds-ilm-history-5-2026.11.01-000001", 5)
+	snap := FakeSnapshot{Name: "nightly", Indices: []string{"monocle.changes.1.demo"}, Docs: map[string]int64{"monocle.changes.1.demo": 42}}
+	eck.PutSnapshot("team-backups", snap)
+	f.PutSnapshot("ns", "m", "team-backups", snap)
+	c := secureClient(t, f, "https://es-es-http.ns.svc:9200", "elastic", "changeme")
+	bundled := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "")
+	for _, cl := range []elastic.Client{c, bundled} {
+		if err := cl.EnsureRepository(ctx, "team-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "b"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	indices := []string{"monocle.changes.1.demo"}
+
+	eck.HoldRestores(true)
+	for _, cl := range []elastic.Client{c, bundled} {
+		if err := cl.Restore(ctx, "team-backups", "nightly", indices); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if done, err := c.RestoreDone(ctx, indices); err != nil || done {
+		t.Errorf("the cluster's RestoreDone while held = %v, %v; want false", done, err)
+	}
+	if done, err := bundled.RestoreDone(ctx, indices); err != nil || !done {
+		t.Errorf("the bundled RestoreDone while the cluster's are held = %v, %v; want true", done, err)
+	}
+	eck.HoldRestores(false)
+	if done, err := c.RestoreDone(ctx, indices); err != nil || !done {
+		t.Errorf("the cluster's RestoreDone once released = %v, %v; want true", done, err)
+	}
+	if n := eck.Restores("team-backups", "nightly"); n != 1 {
+		t.Errorf("the cluster's Restores = %d, want 1", n)
+	}
+	got := map[string]FakeIndex{}
+	for _, ix := range eck.Indices() {
+		got[ix.Name] = ix
+	}
+	if ix := got["monocle.changes.1.demo"]; !ix.Open || ix.Docs != 42 {
+		t.Errorf("restored index on the cluster = %+v, want open with 42 documents", ix)
+	}
+	if ix := got[".ds-ilm-history-5-2026.11.01-000001"]; !ix.Open || !ix.Hidden || ix.Docs != 5 {
+		t.Errorf("seeded hidden index on the cluster = %+v, want hidden, open with 5 documents", ix)
+	}
+}

@@ -232,9 +232,12 @@ func (c FakeCluster) SetIndices(indices ...string) {
 // SetDocs sets the document count of an index of the Elasticsearch of Monocle monocle in
 // namespace, creating the index, open, when it does not exist.
 func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64) {
-	f.with(namespace, monocle, func(s *esState) {
-		s.index(index).docs = docs
-	})
+	f.bundled(namespace, monocle).SetDocs(index, docs)
+}
+
+// SetDocs is FakeElasticsearch.SetDocs for c.
+func (c FakeCluster) SetDocs(index string, docs int64) {
+	c.with(func(s *esState) { s.index(index).docs = docs })
 }
 
 // SetHidden makes an index of the Elasticsearch of Monocle monocle in namespace hidden
@@ -245,9 +248,12 @@ func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64
 // .ds-ilm-history-5-* of the ilm-history-5 data stream that Elasticsearch 7.17 creates by
 // itself.
 func (f *FakeElasticsearch) SetHidden(namespace, monocle, index string) {
-	f.with(namespace, monocle, func(s *esState) {
-		s.index(index).hidden = true
-	})
+	f.bundled(namespace, monocle).SetHidden(index)
+}
+
+// SetHidden is FakeElasticsearch.SetHidden for c.
+func (c FakeCluster) SetHidden(index string) {
+	c.with(func(s *esState) { s.index(index).hidden = true })
 }
 
 // SetReplicas sets index.number_of_replicas of an index of the Elasticsearch of Monocle
@@ -446,7 +452,12 @@ func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reaso
 // GET _cat/shards (elastic.Client.RestoreDone false). With hold false, every held restore finishes and later
 // ones finish at once.
 func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).HoldRestores(hold)
+}
+
+// HoldRestores is FakeElasticsearch.HoldRestores for c.
+func (c FakeCluster) HoldRestores(hold bool) {
+	c.with(func(s *esState) {
 		s.hold = hold
 		if !hold {
 			for _, ix := range s.indices {
