@@ -214,3 +214,32 @@ func TestUnreachableNamesTheClusterRead(t *testing.T) {
 		}
 	}
 }
+
+// TestAdviceFitsTheCluster: a red cluster and a full disk send the user to the bundled
+// node's logs and spec.storageSize, and to the cluster's own health and data nodes for a
+// cluster the operator does not run.
+func TestAdviceFitsTheCluster(t *testing.T) {
+	full := int32(97)
+	red := operand.Result{Health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: &full,
+		ReadOnlyIndices: []string{"monocle.config"}}}
+	bundled := newMonocle("m")
+	external := newMonocle("m")
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://search.example.com"}
+	for _, c := range []struct {
+		m                   *monoclev1alpha1.Monocle
+		want, wantDisk, not string
+	}{
+		{bundled, "kubectl logs m-elastic-0", "raise spec.storageSize", "data nodes"},
+		{external, "the cluster's own health", "the cluster's data nodes", "storageSize"},
+	} {
+		for _, cond := range HealthConditions(c.m, red, true) {
+			want := c.want
+			if cond.Type == monoclev1alpha1.ConditionDiskPressure {
+				want = c.wantDisk
+			}
+			if !strings.Contains(cond.Message, want) || strings.Contains(cond.Message, c.not) || strings.Contains(cond.Message, "kubectl logs") != (c.m == bundled && cond.Type == monoclev1alpha1.ConditionElasticsearchHealthy) {
+				t.Errorf("%s of %s: %q, want %q and not %q", cond.Type, resources.Identity(c.m), cond.Message, want, c.not)
+			}
+		}
+	}
+}
