@@ -25,7 +25,7 @@ PROMTOOL_VERSION := v0.316.0
 TOOLS_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/monocle-operator/tools
 PROMTOOL := $(TOOLS_CACHE)/promtool-$(PROMTOOL_VERSION)/promtool
 
-.PHONY: all build test test-unit test-differential test-integration generate verify control-plane local cluster-up cluster-down image clean bench
+.PHONY: all build test test-unit test-differential test-proxy test-integration generate verify control-plane local cluster-up cluster-down image clean bench
 
 all: build
 
@@ -80,9 +80,14 @@ test-integration: control-plane $(PROMTOOL)
 test-differential:
 	TOOLS_CACHE="$(TOOLS_CACHE)" GO="$(GO)" hack/test-differential.sh
 
-## test: everything CI runs: verify, unit tests, the differential test, the control-plane
-## tests, then the fault-injection suite at full size
-test: verify test-unit test-differential test-integration test-faults
+## test-proxy: the Elasticsearch proxy sidecar's nginx.conf with Debian's nginx in front of an
+## HTTPS server requiring basic auth (hack/test-proxy.sh: installs nginx when missing)
+test-proxy:
+	GO="$(GO)" hack/test-proxy.sh
+
+## test: everything CI runs: verify, unit tests, the differential and proxy tests, the
+## control-plane tests, then the fault-injection suite at full size
+test: verify test-unit test-differential test-proxy test-integration test-faults
 
 ## local: start a local control plane, install the CRD, run the operator, apply the sample
 ## Monocle, wait until it is Ready and keep it all running until interrupted (Ctrl-C)

@@ -299,7 +299,7 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 	checkActions(t, kubeWrites,
 		expectUpdate(merged(f.controller.deployments, api, find[*appsv1.Deployment](objects, api.Name))),
 		expectUpdate(merged(f.controller.deployments, crawler, find[*appsv1.Deployment](objects, crawler.Name))),
-		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash)))
+		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash, resources.ElasticAccess{})))
 	if status.Status.ConfigHash != resources.ConfigHash(cm.Data[resources.ConfigKey]) {
 		t.Errorf("configHash %q is not the user's config's", status.Status.ConfigHash)
 	}

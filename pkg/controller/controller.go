@@ -79,7 +79,10 @@ type Controller struct {
 	monocleIndexer cache.Indexer
 	// userSecrets remembers the data hash and keys of each referenced Secret at a
 	// resourceVersion, so an unchanged Secret is not read again.
-	userSecrets *userSecretCache
+	userSecrets *secretCache[userSecret]
+	// targetSecrets remembers, at a resourceVersion, the values the Elasticsearch target
+	// reads of a Secret (targetSecretKeys): credentials and CAs.
+	targetSecrets *secretCache[map[string][]byte]
 
 	// kinds registers every owned kind's informer (HasSynced waits for them).
 	kinds      *owned.Registry
@@ -97,7 +100,8 @@ type Controller struct {
 	// jobs and pvcs are read from their caches; their writes go through kubeclientset.
 	jobs owned.Kind[*batchv1.Job]
 	pvcs owned.Kind[*corev1.PersistentVolumeClaim]
-	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not.
+	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not,
+	// and ECK's Elasticsearch, which is only read.
 	optional *owned.Optional
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
@@ -175,7 +179,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		secretMetadataLister: inf.SecretMetadata.Lister(),
 		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,
 		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
-		userSecrets:          newUserSecretCache(),
+		userSecrets:          newSecretCache[userSecret](),
+		targetSecrets:        newSecretCache[map[string][]byte](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			failureRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -189,8 +194,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		operand:            operand.Off(),
 	}
 
-	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef}); err != nil {
-		return nil, fmt.Errorf("adding the Monocle secretRef index: %w", err)
+	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity}); err != nil {
+		return nil, fmt.Errorf("adding the Monocle indexes: %w", err)
 	}
 	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
 		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
@@ -203,7 +208,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	if _, err := inf.Monocles.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueMonocle,
 		UpdateFunc: c.handleMonocleUpdate,
-		DeleteFunc: c.enqueueMonocle,
+		DeleteFunc: c.handleMonocleDelete,
 	}); err != nil {
 		return nil, fmt.Errorf("adding Monocle event handler: %w", err)
 	}
@@ -249,6 +254,13 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		resources.HTTPRouteResource:  "HTTPRoute",
 		resources.RouteResource:      "Route",
 		resources.PodMonitorResource: "PodMonitor",
+	})
+	// ECK's Elasticsearch objects are only read (target.go): an event enqueues the Monocles
+	// that reference one.
+	c.optional.Watch(resources.ECKElasticsearchResource, "Elasticsearch", cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueIdentity,
+		UpdateFunc: c.handleElasticsearchUpdate,
+		DeleteFunc: c.enqueueIdentity,
 	})
 	// The user's ConfigMap (spec.config unset): created when missing, its data never written.
 	c.userConfigMaps = c.configMaps.WithDrift(func(_, _ *corev1.ConfigMap) bool { return false },

@@ -110,6 +110,8 @@ func TestCreatesAllObjects(t *testing.T) {
 		ConfigSource:  monoclev1alpha1.ConfigFromConfigMap,
 		Crawler:       starting,
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
+		ElasticsearchCluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled,
+			URL: "http://demo-elastic:9200"},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
 	// The API waits for Elasticsearch: what the sync created is held for the one Created event

@@ -409,7 +409,7 @@ func TestStorage(t *testing.T) {
 func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
 	m, objects := converged(t, newMonocle("demo"))
 	running := changedWithStatus(m, m)
-	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash)
+	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, resources.ElasticAccess{})
 
 	// The API server has the Job the previous sync created; the cache has not seen it yet.
 	f := newFixture(t)

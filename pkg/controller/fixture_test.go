@@ -5,12 +5,14 @@ import (
 	"math/rand"
 	"sort"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/diff"
@@ -55,6 +57,9 @@ type fixture struct {
 	served         []schema.GroupVersionResource
 	dynamicObjects []runtime.Object
 	dynamic        *dynamicfake.FakeDynamicClient
+	// eckObjects are ECK Elasticsearch objects, in the dynamic client (served only when
+	// served lists resources.ECKElasticsearchResource).
+	eckObjects []*unstructured.Unstructured
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
@@ -96,7 +101,15 @@ func (f *fixture) newController() *Controller {
 		resources.HTTPRouteResource:  "HTTPRouteList",
 		resources.RouteResource:      "RouteList",
 		resources.PodMonitorResource: "PodMonitorList",
+		// Read only: ECK's Elasticsearch (target.go).
+		resources.ECKElasticsearchResource: "ElasticsearchList",
 	}, f.dynamicObjects...)
+	for _, o := range f.eckObjects {
+		// The fake would guess the resource "elasticsearchs" from the kind: name it.
+		if err := f.dynamic.Tracker().Create(resources.ECKElasticsearchResource, o, o.GetNamespace()); err != nil {
+			f.t.Fatal(err)
+		}
+	}
 	for _, r := range f.served {
 		f.kubeclient.Resources = append(f.kubeclient.Resources, &metav1.APIResourceList{
 			GroupVersion: r.GroupVersion().String(),
@@ -175,6 +188,18 @@ func (f *fixture) run() (kubeWrites, monocleWrites []core.Action) {
 		f.t.Logf("sync returned: %v", err)
 	}
 	return writes(f.kubeclient.Actions()), writes(f.client.Actions())
+}
+
+// resolve runs the resolve phase of the fixture's first Monocle on c and returns its state.
+func (f *fixture) resolve(c *Controller) *syncState {
+	f.t.Helper()
+	_, ctx := ktesting.NewTestContext(f.t)
+	ctx, st := newSyncState(ctx, f.monocles[0].DeepCopy(), time.Now())
+	c.resolveElasticsearch(ctx, st)
+	if len(st.errs) > 0 {
+		f.t.Fatalf("resolve failed: %v", st.errs)
+	}
+	return st
 }
 
 // runStatus syncs the fixture's first Monocle once and returns the writes of the kube client

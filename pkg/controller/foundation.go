@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,23 @@ type foundation struct {
 	configHash string
 	// secrets says which components get every variable they need.
 	secrets secretsCheck
+	// proxy is the proxy Secret the pods mount, as built (nil when the target needs no
+	// proxy, or when it could not be built).
+	proxy *corev1.Secret
+}
+
+// proxyData is the proxy Secret's data, nil when there is none.
+func (f foundation) proxyData() map[string][]byte {
+	if f.proxy == nil {
+		return nil
+	}
+	return f.proxy.Data
+}
+
+// proxyReady reports whether the pods can reach the target: it needs no proxy, or the proxy
+// Secret is there.
+func (f foundation) proxyReady(st *syncState) bool {
+	return st.target != nil && (!st.target.NeedsProxy() || f.proxy != nil)
 }
 
 // configReady reports whether there is a config for the pods to run.
@@ -31,7 +49,8 @@ func (f foundation) configReady() bool { return f.config.config != "" }
 // ensureFoundation is the phase that makes what the workloads stand on: the generated keys,
 // the Secret "<name>-api", the config, the Services, the Elasticsearch StatefulSet and its
 // storage, the disruption budget, the NetworkPolicy, the exposure, the monitoring and the
-// backup volume. It sets ConfigValid, SecretsReady, SpecAccepted, OIDCReady, StorageReady,
+// backup volume; with an Elasticsearch of elasticsearchRef or external, the proxy Secret in
+// place of the bundled Elasticsearch's objects. It sets ConfigValid, SecretsReady, SpecAccepted, OIDCReady, StorageReady,
 // Exposed and Monitored.
 //
 // The keys' backup Secret comes first, alone: it is a new Monocle's first request, so when the
@@ -71,6 +90,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
 			// read from the cache, as the previous sync left them.
+			if !st.bundled() {
+				return nil, nil
+			}
 			_, err := c.serviceClient(statefulSetServes(m, cachedElastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
 			return nil, []error{err}
 		},
@@ -101,7 +123,14 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			return func(st *syncState) { st.setCondition(monitored) }, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
+			if !st.bundled() {
+				return nil, nil
+			}
 			return nil, []error{c.ensureBackupClaim(ctx, m)}
+		},
+		func(ctx context.Context) (func(*syncState), []error) {
+			proxy, err := c.ensureProxySecret(ctx, st)
+			return func(*syncState) { f.proxy = proxy }, []error{err}
 		},
 	)
 
@@ -122,6 +151,15 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 // accepts (SpecAccepted), and the volume follows storageSize (StorageReady).
 func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cached *appsv1.StatefulSet) (func(*syncState), []error) {
 	m := st.m
+	if !st.bundled() {
+		// Nothing of the bundled Elasticsearch, whose fields admission refuses with a
+		// cluster of one's own; an existing StatefulSet or volume is never deleted.
+		spec := day2.ElasticSpecCondition(m, nil)
+		return func(st *syncState) {
+			st.setCondition(spec)
+			st.removeCondition(monoclev1alpha1.ConditionStorageReady)
+		}, nil
+	}
 	var live *appsv1.StatefulSet
 	if cached != nil && owned.IsControlledBy(cached, m) {
 		live = cached
@@ -140,4 +178,26 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 		st.setCondition(spec)
 		st.setCondition(storage)
 	}, errs
+}
+
+// ensureProxySecret keeps the proxy Secret "<name>-elastic-proxy" while the target needs the
+// proxy, and returns it as built (nil otherwise); it deletes the Secret once the target no
+// longer needs it. A target the proxy cannot serve is an error, and the Secret is left as it
+// is, as it is while the target is not resolved.
+func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*corev1.Secret, error) {
+	m := st.m
+	if st.target == nil {
+		return nil, nil
+	}
+	if !st.target.NeedsProxy() {
+		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Elasticsearch needs neither TLS nor credentials")
+	}
+	desired, err := resources.NewProxySecret(m, *st.target)
+	if err != nil {
+		return nil, fmt.Errorf("building Secret %s: %w", resources.ProxySecretName(m), err)
+	}
+	if _, err := c.secrets.Ensure(ctx, c.recorder, m, desired); err != nil {
+		return nil, err
+	}
+	return desired, nil
 }

@@ -131,3 +131,15 @@ func (c *Controller) handleVolumeClaim(obj any) {
 		}
 	}
 }
+
+// enqueueIndexed enqueues the Monocles that the Monocle informer's index names under key.
+func (c *Controller) enqueueIndexed(index, key string) {
+	monocles, err := c.monocleIndexer.ByIndex(index, key)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	for _, m := range monocles {
+		c.enqueueMonocle(m)
+	}
+}

@@ -27,13 +27,15 @@ import (
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
 	if f.config.valid && f.configReady() && !w.restoring {
-		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.api)
+		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.api, st.elasticAccess(nil, nil))
 		st.fail(err)
 		st.status.UpdateIdents = idents
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
 	if !w.restoring {
-		maintenance, err := c.ensureMaintenance(ctx, m, w.maintenance, f.configHash, st.crawler, identsRunning)
+		plan := w.maintenance
+		plan.elastic = st.elasticAccess(nil, nil)
+		maintenance, err := c.ensureMaintenance(ctx, m, plan, f.configHash, st.crawler, identsRunning)
 		st.fail(err)
 		st.status.Maintenance = nil
 		for _, s := range maintenance {
@@ -57,8 +59,10 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 // The Job is created only once api, the API Deployment as this sync left it, runs the new
 // config with a ready pod: Monocle's API creates a new workspace's index at start (ensureIndex
 // in src/Monocle/Backend/Index.hs, called from run' in src/Monocle/Main.hs at 1.11.2), and the
-// janitor fails on a workspace whose index does not exist yet.
-func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.Monocle, configHash string, api *appsv1.Deployment) (*monoclev1alpha1.MaintenanceJobStatus, error) {
+// janitor fails on a workspace whose index does not exist yet. e is how the Job reaches
+// Elasticsearch.
+func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.Monocle, configHash string, api *appsv1.Deployment,
+	e resources.ElasticAccess) (*monoclev1alpha1.MaintenanceJobStatus, error) {
 	applied := m.Status.ConfigHash
 	want := m.Status.UpdateIdents.DeepCopy()
 	if applied != "" && applied != configHash {
@@ -85,7 +89,7 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 		return want, nil
 	}
 	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx,
-		resources.NewUpdateIdentsJob(m, configHash), metav1.CreateOptions{FieldManager: ControllerName})
+		resources.NewUpdateIdentsJob(m, configHash, e), metav1.CreateOptions{FieldManager: ControllerName})
 	if err != nil {
 		return want, fmt.Errorf("creating Job %s: %w", want.Name, err)
 	}

@@ -37,6 +37,8 @@ type maintenancePlan struct {
 	crawlers []monoclev1alpha1.CrawlerStatus
 	// moved are the crawlers whose update_since moved earlier in this sync, for events.
 	moved []movedSince
+	// elastic is how the Jobs reach Elasticsearch.
+	elastic resources.ElasticAccess
 }
 
 // movedSince is a crawler whose update_since moved earlier, and the request made for it.
@@ -243,7 +245,7 @@ func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monoc
 		st.Message = "Waiting for the crawler to stop"
 		return st, nil
 	}
-	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx, resources.NewMaintenanceJob(m, r, configHash),
+	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx, resources.NewMaintenanceJob(m, r, configHash, plan.elastic),
 		metav1.CreateOptions{FieldManager: ControllerName})
 	if err != nil {
 		return st, fmt.Errorf("creating Job %s: %w", st.Name, err)

@@ -58,7 +58,7 @@ func TestWipeCrawlerDataStopsTheCrawler(t *testing.T) {
 	if job == nil {
 		t.Fatalf("no maintenance Job: %v", describe(writes))
 	}
-	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash), job)
+	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash, resources.ElasticAccess{}), job)
 	if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "); got != "monocle janitor wipe-crawler-data --elastic http://demo-elastic:9200 --config /etc/monocle/config.yaml --workspace demo --crawler-name gh" {
 		t.Errorf("command = %s", got)
 	}

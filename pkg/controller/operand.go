@@ -4,11 +4,13 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
@@ -27,24 +29,44 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // an index deletion, a restore step, and whether read-only blocks may be cleared; and it
 // makes the status of what the last read found: Elasticsearch's health, backups, unused
 // indices, crawler progress, storage growth and the restarts of a stuck crawler or a blocked
-// API. It sets ElasticsearchHealthy, DiskPressure, APIHealthy, CrawlersHealthy,
-// CrawlersProgressing and BackupReady.
+// API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
+// APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
+// when indexReplicas asks for more replicas than the data nodes hold.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
-	elasticReady := elasticServing(st.elastic)
+	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
+	// once the resolve phase found it (target.go), with its URL, credentials and CA.
+	elasticReady, target := elasticServing(st.elastic), resources.ElasticsearchTarget{}
+	if !st.bundled() {
+		elasticReady = st.target != nil && st.targetReady
+		if st.target != nil {
+			target = *st.target
+		}
+	}
 	plan := day2.PlanBackup(m, now)
-	if w.upgrade.Snapshot != "" && plan.Repo.Type != "" {
+	if w.upgrade.Snapshot != "" && plan.BackupRepository() != "" {
 		plan.Take = w.upgrade.Snapshot
 	}
 	deletion := day2.PlanIndexDeletion(m, f.config.parsed)
 	plan.DeleteIndex = deletion.Index
 	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
 	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(st.api, st.crawler), elasticReady)
+	plan.Replicas = day2.PlanIndexReplicas(m)
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
+	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
+		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers), Target: target})
+	// The resolve phase left the kind, URL, phase and health of a cluster of one's own in the
+	// status; an empty result (no read yet, or a worker that does not read) keeps the rest.
+	st.status.ElasticsearchCluster = day2.ClusterStatus(m, statusTarget(st), st.status.ElasticsearchCluster, last)
+	if refused := day2.ReplicasCondition(m, st.status.ElasticsearchCluster); refused != nil {
+		// A refusal of the foundation's (the StatefulSet's) comes first.
+		if accepted := st.condition(monoclev1alpha1.ConditionSpecAccepted); accepted == nil || accepted.Status == metav1.ConditionTrue {
+			st.setCondition(*refused)
+		}
+	}
 	// A worker that does not read (operand.Off) leaves all this as the status has it.
-	if last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
-		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers)}); reading {
+	if reading {
 		// Only a Monocle whose health no read has reported yet waits for the first read, and
 		// one whose API's health none has, for the first that asks the API: a new Monocle's
 		// status then goes to Ready in one write that carries both.
@@ -52,7 +74,11 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		if last.Health != nil {
 			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}
-		pvc := c.elasticPVC(m, st.volume)
+		var pvc *corev1.PersistentVolumeClaim
+		if st.bundled() {
+			// Only the bundled Elasticsearch's volume grows.
+			pvc = c.elasticPVC(m, st.volume)
+		}
 		growth, growthEvent := day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
 		}, now)
@@ -94,4 +120,18 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	if backup.Condition.Type != "" {
 		st.setCondition(backup.Condition)
 	}
+}
+
+// statusTarget is the cluster st's Monocle uses as status.elasticsearchCluster names it: the
+// target the resolve phase found, or while it is not found (a missing ECK Elasticsearch or
+// Secret) the kind and URL the phase put in the status.
+func statusTarget(st *syncState) resources.ElasticsearchTarget {
+	if st.target != nil {
+		return *st.target
+	}
+	var t resources.ElasticsearchTarget
+	if c := st.status.ElasticsearchCluster; c != nil {
+		t.Kind, t.URL = c.Kind, c.URL
+	}
+	return t
 }

@@ -22,15 +22,23 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// secretRefIndex indexes Monocles by "<namespace>/<secretRef.name>".
+// secretRefIndex indexes Monocles by "<namespace>/<name>" of each Secret they read: the one
+// spec.secretRef names and those of their Elasticsearch (targetSecrets).
 const secretRefIndex = "secretRef"
 
 func indexBySecretRef(obj any) ([]string, error) {
 	m, ok := obj.(*monoclev1alpha1.Monocle)
-	if !ok || m.Spec.SecretRef == nil {
+	if !ok {
 		return nil, nil
 	}
-	return []string{m.Namespace + "/" + m.Spec.SecretRef.Name}, nil
+	var out []string
+	if m.Spec.SecretRef != nil {
+		out = append(out, m.Namespace+"/"+m.Spec.SecretRef.Name)
+	}
+	for _, s := range targetSecrets(m) {
+		out = append(out, s.String())
+	}
+	return out, nil
 }
 
 // stripSecretMetadata keeps only what the controller reads of a Secret's metadata (its name,
@@ -59,7 +67,7 @@ func stripSecretMetadata(obj any) (any, error) {
 	return out, nil
 }
 
-// handleSecretMetadata enqueues the Monocles whose secretRef names the Secret.
+// handleSecretMetadata enqueues the Monocles that read the Secret (secretRefIndex).
 func (c *Controller) handleSecretMetadata(obj any) {
 	object, err := objectMeta(obj)
 	if err != nil {
@@ -68,16 +76,11 @@ func (c *Controller) handleSecretMetadata(obj any) {
 	}
 	key := object.GetNamespace() + "/" + object.GetName()
 	if _, deleted := obj.(cache.DeletedFinalStateUnknown); deleted || object.GetDeletionTimestamp() != nil {
-		c.userSecrets.forget(types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()})
+		name := types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()}
+		c.userSecrets.forget(name)
+		c.targetSecrets.forget(name)
 	}
-	monocles, err := c.monocleIndexer.ByIndex(secretRefIndex, key)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	for _, m := range monocles {
-		c.enqueueMonocle(m)
-	}
+	c.enqueueIndexed(secretRefIndex, key)
 }
 
 func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
@@ -88,73 +91,93 @@ func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
 
 // userSecret is what the controller keeps of a user Secret: never its data.
 type userSecret struct {
-	resourceVersion string
-	dataHash        string
-	keys            map[string]bool
+	dataHash string
+	keys     map[string]bool
 }
 
-// userSecretCache maps referenced Secrets to their last read state. It holds one small entry
-// per referenced Secret, whatever the number or size of the cluster's Secrets.
-type userSecretCache struct {
+// secretCache maps Secrets to what the controller made of them (V) at a resourceVersion. It
+// holds one small entry per Secret a Monocle reads, whatever the number or size of the
+// cluster's Secrets.
+type secretCache[V any] struct {
 	mu      sync.Mutex
-	entries map[types.NamespacedName]userSecret
+	entries map[types.NamespacedName]cachedSecret[V]
 }
 
-func newUserSecretCache() *userSecretCache {
-	return &userSecretCache{entries: map[types.NamespacedName]userSecret{}}
+// cachedSecret is what the controller made of a Secret at resourceVersion.
+type cachedSecret[V any] struct {
+	resourceVersion string
+	value           V
 }
 
-func (u *userSecretCache) get(name types.NamespacedName, resourceVersion string) (userSecret, bool) {
+func newSecretCache[V any]() *secretCache[V] {
+	return &secretCache[V]{entries: map[types.NamespacedName]cachedSecret[V]{}}
+}
+
+func (u *secretCache[V]) get(name types.NamespacedName, resourceVersion string) (V, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	e, ok := u.entries[name]
-	return e, ok && e.resourceVersion == resourceVersion
+	return e.value, ok && e.resourceVersion == resourceVersion
 }
 
-func (u *userSecretCache) put(name types.NamespacedName, e userSecret) {
+func (u *secretCache[V]) put(name types.NamespacedName, resourceVersion string, v V) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.entries[name] = e
+	u.entries[name] = cachedSecret[V]{resourceVersion, v}
 }
 
-func (u *userSecretCache) forget(name types.NamespacedName) {
+func (u *secretCache[V]) forget(name types.NamespacedName) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.entries, name)
 }
 
-// readUserSecret returns the state of the Secret spec.secretRef names, or nil when it does
-// not exist. The metadata cache says whether it exists and at which resourceVersion; its data
-// is read from the API server only when that resourceVersion was not read before, so a
-// converged Monocle costs no API call.
-func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*userSecret, error) {
-	name := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.SecretRef.Name}
+// readSecret returns what keep makes of the Secret name, and false when it does not exist.
+// The metadata cache (every Secret of the watched namespaces) says whether it exists and at
+// which resourceVersion; its data is read from the API server only when that
+// resourceVersion was not read before, so a converged Monocle costs no API call.
+func readSecret[V any](ctx context.Context, c *Controller, cache *secretCache[V], name types.NamespacedName, keep func(*corev1.Secret) V) (V, bool, error) {
+	var zero V
 	obj, err := c.secretMetadataLister.ByNamespace(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return zero, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s metadata from the cache: %w", name.Name, err)
+		return zero, false, fmt.Errorf("reading Secret %s metadata from the cache: %w", name.Name, err)
 	}
 	meta, err := objectMeta(obj)
 	if err != nil {
-		return nil, err
+		return zero, false, err
 	}
-	if e, ok := c.userSecrets.get(name, meta.GetResourceVersion()); ok {
-		return &e, nil
+	if v, ok := cache.get(name, meta.GetResourceVersion()); ok {
+		return v, true, nil
 	}
 	secret, err := c.kubeclientset.CoreV1().Secrets(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil, nil
+		return zero, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading Secret %s: %w", name.Name, err)
+		return zero, false, fmt.Errorf("reading Secret %s: %w", name.Name, err)
 	}
-	e := userSecret{resourceVersion: secret.ResourceVersion, dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
-	for k, v := range secret.Data {
-		e.keys[k] = len(v) > 0
+	v := keep(secret)
+	cache.put(name, secret.ResourceVersion, v)
+	return v, true, nil
+}
+
+// readUserSecret returns the state of the Secret spec.secretRef names, or nil when it does
+// not exist (readSecret).
+func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*userSecret, error) {
+	name := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.SecretRef.Name}
+	e, ok, err := readSecret(ctx, c, c.userSecrets, name, func(secret *corev1.Secret) userSecret {
+		e := userSecret{dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
+		for k, v := range secret.Data {
+			e.keys[k] = len(v) > 0
+		}
+		return e
+	})
+	if !ok {
+		return nil, err
 	}
-	c.userSecrets.put(name, e)
 	return &e, nil
 }
 

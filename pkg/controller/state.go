@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // syncState is what one sync of a Monocle has seen, decided and met, handed from phase to
@@ -33,9 +34,19 @@ type syncState struct {
 	status monoclev1alpha1.MonocleStatus
 
 	// conditions are the per-concern conditions the phases set, by type; removed are the
-	// types they drop from the status.
+	// types they drop from the status; pinned are the types a later phase may not replace
+	// or drop (pinCondition).
 	conditions map[string]metav1.Condition
 	removed    []string
+	pinned     map[string]bool
+
+	// target is the Elasticsearch cluster the Monocle uses, as the resolve phase found it
+	// (target.go): nil while it cannot be resolved (an ECK Elasticsearch or a Secret
+	// missing). targetReady is set when the API and crawler may start against a cluster of
+	// elasticsearchRef or external: resolved, Ready (ECK) and used by no other Monocle. The
+	// bundled cluster's readiness is its StatefulSet's (elasticServes).
+	target      *resources.ElasticsearchTarget
+	targetReady bool
 
 	// adopting is set while the Secret "<name>-api" is the earlier operator's; volume is the
 	// name of the Elasticsearch volume claim template (adopt).
@@ -72,17 +83,51 @@ type event struct {
 // requests, which fail cancels.
 func newSyncState(ctx context.Context, m *monoclev1alpha1.Monocle, now time.Time) (context.Context, *syncState) {
 	ctx, abort := context.WithCancelCause(ctx)
-	return ctx, &syncState{m: m, now: now, status: *m.Status.DeepCopy(), conditions: map[string]metav1.Condition{}, abort: abort}
+	return ctx, &syncState{m: m, now: now, status: *m.Status.DeepCopy(), conditions: map[string]metav1.Condition{},
+		pinned: map[string]bool{}, abort: abort}
+}
+
+// bundled reports whether m uses the Elasticsearch the operator runs: only then does it get
+// the StatefulSet, its volume, its Service, the backup volume and the NetworkPolicy rule of
+// port 9200.
+func (st *syncState) bundled() bool { return usesBundled(st.m) }
+
+// elasticAccess is how m's pods reach the target, the proxy Secret's data being proxyData
+// (nil: none) and the Secret "<name>-api"'s apiSecretData, which salts its hash. An
+// unresolved target (nil) gives the zero access, the bundled one's: the pods of a Monocle
+// whose cluster is not resolved do not start (targetReady).
+func (st *syncState) elasticAccess(proxyData, apiSecretData map[string][]byte) resources.ElasticAccess {
+	var e resources.ElasticAccess
+	if st.target != nil {
+		e.Target = *st.target
+	}
+	if proxyData != nil {
+		e.ProxyHash = resources.ProxyHash(proxyData, apiSecretData)
+	}
+	return e
 }
 
 // setCondition sets a per-concern condition of the status, replacing one of the same type
-// this sync set before.
+// this sync set before, unless that one is pinned.
 func (st *syncState) setCondition(c metav1.Condition) {
-	st.conditions[c.Type] = c
+	if !st.pinned[c.Type] {
+		st.conditions[c.Type] = c
+	}
 }
 
-// removeCondition drops the condition of type typ from the status.
+// pinCondition sets c and keeps it for the rest of the sync: the resolve phase pins what
+// keeps the Monocle from using its cluster (ElasticsearchHealthy, SecretsReady), which the
+// later phases' conditions of the same type, saying less, would hide.
+func (st *syncState) pinCondition(c metav1.Condition) {
+	st.conditions[c.Type] = c
+	st.pinned[c.Type] = true
+}
+
+// removeCondition drops the condition of type typ from the status, unless it is pinned.
 func (st *syncState) removeCondition(typ string) {
+	if st.pinned[typ] {
+		return
+	}
 	delete(st.conditions, typ)
 	st.removed = append(st.removed, typ)
 }

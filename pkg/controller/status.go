@@ -33,6 +33,10 @@ var blocking = map[string]bool{
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,
 	reasons.HeapAboveLimit:                  true,
+	reasons.IndexReplicasTooHigh:            true,
+	reasons.SecretKeyMissing:                true,
+	reasons.ElasticsearchNotFound:           true,
+	reasons.ElasticsearchInUse:              true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
@@ -116,14 +120,18 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		status.Version = resources.ImageTag(status.API.Image)
 	}
 
-	components := []struct {
+	type component struct {
 		name   string
 		status monoclev1alpha1.ComponentStatus
 		done   bool
-	}{
-		{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)},
+	}
+	components := []component{
 		{"api", status.API, day2.DeploymentRolledOut(st.api)},
 		{"crawler", status.Crawler, day2.DeploymentRolledOut(st.crawler)},
+	}
+	if st.bundled() {
+		// An Elasticsearch of elasticsearchRef or external is no workload of the Monocle.
+		components = append([]component{{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)}}, components...)
 	}
 	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
 	// tells a rollout apart; component status.ready needs both.

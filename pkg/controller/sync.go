@@ -19,7 +19,8 @@ import (
 )
 
 // syncHandler converges the objects of the Monocle named by key and writes its status, in
-// phases over one syncState: adoption of an earlier operator's objects, the foundation
+// phases over one syncState: adoption of an earlier operator's objects, the Elasticsearch
+// cluster it uses (target.go), the foundation
 // objects (keys, Secrets, config, Services, Elasticsearch, exposure…), the API and crawler
 // workloads, the maintenance Jobs, what the operand worker reads and does in Elasticsearch,
 // and the status.
@@ -56,6 +57,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	if err := c.adopt(ctx, st); err != nil {
 		return err
 	}
+	c.resolveElasticsearch(ctx, st)
 	found := c.ensureFoundation(ctx, st)
 	work := c.ensureWorkloads(ctx, st, found)
 	c.ensureJobs(ctx, st, found, work)

@@ -27,7 +27,8 @@ type workloads struct {
 }
 
 // ensureWorkloads is the phase of the API and crawler Deployments. They need the generated
-// keys, a config and the variables each reads from the Secrets: until they are there, a
+// keys, a config, the variables each reads from the Secrets and, for an Elasticsearch that
+// needs it, the proxy Secret: until they are there, a
 // component is neither created nor rolled and keeps running what it runs. A restore keeps
 // them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
 // its success starts them. An image change of the API is an upgrade, in phases
@@ -46,20 +47,21 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
-	if f.apiSecret == nil || !f.configReady() {
+	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
 		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
 		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
+	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.api {
 				return nil, nil
 			}
 			desired := resources.NewAPIDeployment(m, in)
-			if c.apiWaits(m, st.elastic, st.api, desired) {
+			if c.apiWaits(st, desired) {
 				return func(st *syncState) { st.apiWaits = true }, nil
 			}
 			api, err := c.deployments.Ensure(ctx, c.recorder, m, desired)
@@ -69,7 +71,13 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 			if !f.secrets.crawler {
 				return nil, nil
 			}
-			crawler, err := c.deployments.Ensure(ctx, c.recorder, m, resources.NewCrawlerDeployment(m, in))
+			desired := resources.NewCrawlerDeployment(m, in)
+			if !usesBundled(m) && waitsForElasticsearch(st.targetReady, st.crawler, desired) {
+				// The crawler writes through the API, which waits; it must not crawl for a
+				// cluster another Monocle uses either.
+				return nil, nil
+			}
+			crawler, err := c.deployments.Ensure(ctx, c.recorder, m, desired)
 			return func(st *syncState) { st.crawler = crawler }, []error{err}
 		},
 	)
@@ -106,6 +114,18 @@ func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1
 // pod only starts while Elasticsearch has a ready pod: the API Deployment is neither created
 // nor rolled before that. A change that starts no API pod (scaling to zero, as a restore
 // does) goes through at once, and a running API keeps running what it runs.
+//
+// With a cluster of elasticsearchRef or external, the API and the crawler both wait, by the
+// same rule, until the resolve phase finds that cluster ready (st.targetReady, target.go):
+// an ECK Elasticsearch in phase Ready, the Secrets of its credentials and CA there, and no
+// other Monocle using it. AutoPilotElasticsearchFirst does not turn that off: pods started
+// then would write into another Monocle's indices or crash-loop on a missing password.
+
+// usesBundled reports whether m uses the bundled Elasticsearch (neither elasticsearchRef
+// nor external).
+func usesBundled(m *monoclev1alpha1.Monocle) bool {
+	return m.Spec.Elasticsearch.ElasticsearchRef == nil && m.Spec.Elasticsearch.External == nil
+}
 
 // elasticServing reports whether the Elasticsearch StatefulSet has a ready pod.
 func elasticServing(elastic *appsv1.StatefulSet) bool {
@@ -117,7 +137,14 @@ func elasticServing(elastic *appsv1.StatefulSet) bool {
 // ready one: desired runs pods, and live is missing or has another pod template by the drift
 // rule (owned/drift.go).
 func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
-	if elasticServing(elastic) || ptr.Deref(desired.Spec.Replicas, 1) == 0 {
+	return waitsForElasticsearch(elasticServing(elastic), live, desired)
+}
+
+// waitsForElasticsearch reports whether the Deployment desired is to be left as live has it
+// (live nil: not created) because it would start a pod while Elasticsearch does not serve
+// (serving false): desired runs pods, and live is missing or has another pod template.
+func waitsForElasticsearch(serving bool, live, desired *appsv1.Deployment) bool {
+	if serving || ptr.Deref(desired.Spec.Replicas, 1) == 0 {
 		return false
 	}
 	if live == nil {
@@ -127,17 +154,23 @@ func apiWaitsForElasticsearch(elastic *appsv1.StatefulSet, live, desired *appsv1
 }
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by
-// apiWaitsForElasticsearch, live being the API Deployment m controls (nil: none). A name
-// another owner holds in the cache does not wait: Ensure then reports the conflict, and
-// neither does anything when AutoPilotOffAnnotation turns this part off.
-func (c *Controller) apiWaits(m *monoclev1alpha1.Monocle, elastic *appsv1.StatefulSet, live, desired *appsv1.Deployment) bool {
-	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
-		return false
-	}
+// apiWaitsForElasticsearch on st.elastic, or by waitsForElasticsearch on st.targetReady for a
+// cluster of elasticsearchRef or external; live is the API Deployment m controls (st.api,
+// nil: none). A name another owner holds in the cache does not wait: Ensure then reports the
+// conflict. With the bundled cluster, nothing waits either when AutoPilotOffAnnotation turns
+// this part off.
+func (c *Controller) apiWaits(st *syncState, desired *appsv1.Deployment) bool {
+	m, live := st.m, st.api
 	if live == nil {
 		if taken, err := c.deployments.Get(m.Namespace, desired.Name); err == nil && !owned.IsControlledBy(taken, m) {
 			return false
 		}
 	}
-	return apiWaitsForElasticsearch(elastic, live, desired)
+	if !usesBundled(m) {
+		return waitsForElasticsearch(st.targetReady, live, desired)
+	}
+	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
+		return false
+	}
+	return apiWaitsForElasticsearch(st.elastic, live, desired)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -52,9 +51,18 @@ type Client interface {
 	CloseIndices(ctx context.Context, indices ...string) error
 	// DeleteIndex deletes one index; a missing one is not an error.
 	DeleteIndex(ctx context.Context, index string) error
+	// IndexReplicas reads index.number_of_replicas of the indices matching a pattern, hidden
+	// and closed ones included, by index.
+	IndexReplicas(ctx context.Context, pattern string) (map[string]int, error)
+	// SetIndexReplicas sets index.number_of_replicas of the indices matching a pattern,
+	// hidden and closed ones included.
+	SetIndexReplicas(ctx context.Context, pattern string, n int) error
 
 	// EnsureRepository registers a snapshot repository unless it is already registered as is.
 	EnsureRepository(ctx context.Context, name string, repo Repository) error
+	// CheckRepository reports a repository that is not registered as ErrNotFound, without
+	// registering it.
+	CheckRepository(ctx context.Context, name string) error
 	// CreateSnapshot starts a snapshot of indices without waiting for it to finish.
 	CreateSnapshot(ctx context.Context, repo, name string, indices []string) error
 	// Snapshots lists the snapshots of a repository it can read, oldest first, and the
@@ -109,14 +117,23 @@ func (e *StatusError) Error() string {
 	return b.String()
 }
 
-// Is makes errors.Is(err, ErrNotFound) hold for a 404.
+// Is makes errors.Is(err, ErrNotFound) hold for a 404, errors.Is(err, ErrUnauthorized) for
+// a 401.
 func (e *StatusError) Is(target error) bool {
-	return target == ErrNotFound && e.Code == http.StatusNotFound
+	return (target == ErrNotFound && e.Code == http.StatusNotFound) ||
+		(target == ErrUnauthorized && e.Code == http.StatusUnauthorized)
 }
 
 // errNotElasticsearch is the error of a successful response without the header every
 // Elasticsearch from 7.14 sends, X-Elastic-Product: Elasticsearch.
 var errNotElasticsearch = errors.New("the server is not Elasticsearch: its response has no X-Elastic-Product: Elasticsearch header")
+
+// ErrUnauthorized matches, with errors.Is, an error from a call that Elasticsearch answered
+// with 401 Unauthorized: the cluster requires credentials and got none or wrong ones (a
+// security_exception, "missing authentication credentials for REST request [...]" or
+// "unable to authenticate user [...] for REST request [...]", Elasticsearch 7.17
+// DefaultAuthenticationFailureHandler).
+var ErrUnauthorized = errors.New("unauthorized")
 
 // IsNotFound reports whether err is, or wraps, a 404 from Elasticsearch.
 func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
@@ -133,49 +150,65 @@ type client struct {
 	timeout time.Duration
 }
 
-// New returns a Client for the Elasticsearch at baseURL (e.g. "http://monocle-elastic:9200";
-// Monocle's Elasticsearch is plain HTTP without authentication). transport carries the
-// requests; nil means NewTransport(). The error reports a URL that is not absolute http(s).
+// Config is how a Client reaches one Elasticsearch.
+type Config struct {
+	// URL is the cluster's base URL, http://host:port or https://host:port, without
+	// credentials (they go in Username and Password, which never appear in an error).
+	URL string
+	// Username and Password are the basic-auth credentials sent with every request (the
+	// go-elasticsearch transport's own, estransport.Config); an empty Username sends none.
+	Username, Password string
+	// Transport carries the requests; nil means NewTransport(). For an https:// cluster
+	// whose certificate chains to a CA of its own, give NewTransportWithCA's.
+	Transport http.RoundTripper
+}
+
+// New returns a Client for the Elasticsearch at baseURL (e.g. "http://monocle-elastic:9200",
+// the bundled node: plain HTTP without authentication), carried by transport (nil means
+// NewTransport()). It is NewClient without credentials.
+func New(baseURL string, transport http.RoundTripper) (Client, error) {
+	return NewClient(Config{URL: baseURL, Transport: transport})
+}
+
+// NewClient returns a Client for the Elasticsearch of cfg. The error reports a URL that is
+// not absolute http(s), a URL carrying credentials, and a Username without a Password; it
+// never quotes a password.
 //
 // The client does not retry: a failed call is reported, and the controller's next sync is
 // the retry. It checks the X-Elastic-Product header of the first successful response, as the
 // official client does for 7.14 and later servers (elasticsearch.Client with
-// UseResponseCheckOnly), rather than sending an extra GET / first.
-func New(baseURL string, transport http.RoundTripper) (Client, error) {
-	u, err := url.Parse(baseURL)
+// UseResponseCheckOnly), rather than sending an extra GET / first. A cluster that refuses
+// the credentials answers 401 with a security_exception: errors.Is(err, ErrUnauthorized).
+func NewClient(cfg Config) (Client, error) {
+	u, err := url.Parse(cfg.URL)
 	if err != nil {
+		// url.Parse's error quotes the URL, which may hold a password: keep its cause only.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("elasticsearch URL: %w", err)
 	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("elasticsearch URL %q: want http://host:port or https://host:port", baseURL)
+	if u.User != nil {
+		return nil, fmt.Errorf("elasticsearch URL %q: credentials belong in the client's Username and Password, not in the URL", u.Redacted())
 	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("elasticsearch URL %q: want http://host:port or https://host:port", cfg.URL)
+	}
+	if cfg.Username != "" && cfg.Password == "" {
+		// estransport sends basic auth only with both (Client.setReqAuth).
+		return nil, fmt.Errorf("elasticsearch credentials: user %q has no password", cfg.Username)
+	}
+	transport := cfg.Transport
 	if transport == nil {
 		transport = NewTransport()
 	}
-	t, err := estransport.New(estransport.Config{URLs: []*url.URL{u}, Transport: transport, DisableRetry: true})
+	t, err := estransport.New(estransport.Config{URLs: []*url.URL{u}, Username: cfg.Username, Password: cfg.Password,
+		Transport: transport, DisableRetry: true})
 	if err != nil {
 		return nil, fmt.Errorf("elasticsearch client: %w", err)
 	}
 	return &client{transport: t, timeout: DefaultTimeout}, nil
-}
-
-// NewTransport returns the transport New uses by default: connection, TLS handshake and
-// response-header timeouts of its own, so a call made with a long deadline still cannot
-// hang on a dead peer, and few idle connections, since the operator talks to each
-// Elasticsearch rarely.
-func NewTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   5 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: 30 * time.Second,
-		MaxIdleConns:          16,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
-	}
 }
 
 // request is an esapi request type; each has Do(ctx, transport).

@@ -372,8 +372,8 @@ type Index struct {
 // "all", unless the pattern starts with a dot).
 func (c *client) Indices(ctx context.Context, pattern string) ([]Index, error) {
 	const what = "_cat/indices"
-	if pattern == "" || strings.ContainsAny(pattern, "/?#% \t\n") {
-		return nil, fmt.Errorf("listing indices: pattern %q is empty or has a character not allowed in a URL path", pattern)
+	if err := checkPattern(pattern); err != nil {
+		return nil, fmt.Errorf("listing indices: %w", err)
 	}
 	var rows []struct {
 		Index     catString `json:"index"`

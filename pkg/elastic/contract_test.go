@@ -120,6 +120,20 @@ var contractCases = map[string]contractCase{
 			return nil, c.ClearReadOnly(ctx, "my-index-000001")
 		},
 	},
+	"settings-replicas": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.IndexReplicas(ctx, "my-index-*") },
+		want: map[string]int{"my-index-000001": 1, "my-index-000002": 0},
+	},
+	// No index yet: none, not an error.
+	"settings-replicas-none": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.IndexReplicas(ctx, "my-index-*") },
+		want: map[string]int{},
+	},
+	"settings-put-replicas": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.SetIndexReplicas(ctx, "my-index-*", 2)
+		},
+	},
 	"cluster-settings": {
 		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Watermarks(ctx) },
 		want: elastic.Watermarks{Low: elastic.Watermark{Raw: "85%", UsedPercent: 85},
@@ -192,6 +206,18 @@ var contractCases = map[string]contractCase{
 			return nil, c.EnsureRepository(ctx, "my_repository", elastic.Repository{Type: elastic.RepositoryFS, Location: "other"})
 		},
 	},
+	// Checked, never registered: GET only.
+	"repository-check": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CheckRepository(ctx, "my_repository")
+		},
+	},
+	"repository-check-missing": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			return nil, c.CheckRepository(ctx, "my_repository")
+		},
+		err: "404 repository_missing_exception",
+	},
 	"snapshot-create":                  {call: createSnapshot2, want: false},
 	"snapshot-create-exists":           {call: createSnapshot2, want: true, err: "400 invalid_snapshot_name_exception"},
 	"snapshot-create-name-in-progress": {call: createSnapshot2, want: true, err: "400 invalid_snapshot_name_exception"},
@@ -239,6 +265,11 @@ var contractCases = map[string]contractCase{
 		call: func(ctx context.Context, c elastic.Client) (any, error) {
 			return nil, c.DeleteSnapshot(ctx, "my_repository", "snapshot_3")
 		},
+	},
+	// A cluster with security on, asked without credentials: ErrUnauthorized.
+	"security-unauthorized": {
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Health(ctx) },
+		want: elastic.Health{}, err: "401 security_exception",
 	},
 	"restore":                   {call: restoreSnapshot2, want: refusal{}},
 	"restore-open-index-exists": {call: restoreSnapshot2, want: refusal{"index_1", true}, err: "500 snapshot_restore_exception"},
@@ -317,6 +348,9 @@ func checkStatusError(err error, want string) error {
 	}
 	if se.Code == 404 && !elastic.IsNotFound(err) {
 		return fmt.Errorf("a 404 that IsNotFound does not match: %v", err)
+	}
+	if (se.Code == 401) != errors.Is(err, elastic.ErrUnauthorized) {
+		return fmt.Errorf("errors.Is(err, ErrUnauthorized) is %t for %v", !(se.Code == 401), err)
 	}
 	return nil
 }

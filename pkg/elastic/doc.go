@@ -1,5 +1,7 @@
-// Package elastic is the operator's only client for the Elasticsearch 7.17 node that backs a
-// Monocle: cluster health, disk usage against the disk watermarks, the read-only blocks
+// Package elastic is the operator's only client for the Elasticsearch 7.17 that backs a
+// Monocle (its bundled node, or a cluster it does not run, reached with basic-auth
+// credentials and over TLS trusting a CA of its own: Config, NewTransportWithCA): cluster
+// health, disk usage against the disk watermarks, the read-only blocks
 // Elasticsearch puts on indices when the disk fills, and the snapshot API (repositories,
 // snapshots, restores).
 //
@@ -17,6 +19,8 @@
 //
 // Errors say which call failed and wrap their cause with %w. An HTTP error status is a
 // *StatusError (errors.As) carrying the code and Elasticsearch's error type and reason;
-// errors.Is(err, ErrNotFound) holds for a 404. A success status whose body is not the JSON
+// errors.Is(err, ErrNotFound) holds for a 404, errors.Is(err, ErrUnauthorized) for a 401
+// (credentials missing or refused). No error quotes the credentials: they travel in the
+// request's Authorization header only, never in a URL. A success status whose body is not the JSON
 // the call expects is an error too ("decoding _cluster/health: ..."), never a zero value.
 package elastic

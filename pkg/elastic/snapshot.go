@@ -137,6 +137,26 @@ func (c *client) EnsureRepository(ctx context.Context, name string, repo Reposit
 	return acknowledged("_snapshot/<repository>", resp)
 }
 
+// CheckRepository reports whether the repository name is registered, with GET
+// _snapshot/<name>: nil when it is, an error that IsNotFound matches (404
+// repository_missing_exception, elastic/elasticsearch v7.17 RepositoryMissingException) when
+// it is not. It neither registers nor verifies it: it is for a repository someone else keeps.
+func (c *client) CheckRepository(ctx context.Context, name string) error {
+	if err := checkName("repository", name); err != nil {
+		return fmt.Errorf("checking repository: %w", err)
+	}
+	var got map[string]repositoryBody
+	err := c.callJSON(ctx, "GET _snapshot/"+name, "_snapshot/<repository>",
+		esapi.SnapshotGetRepositoryRequest{Repository: []string{name}}, &got)
+	if err != nil {
+		return err
+	}
+	if _, ok := got[name]; !ok {
+		return fmt.Errorf("decoding _snapshot/<repository>: no repository %s in the answer", name)
+	}
+	return nil
+}
+
 // snapshotBody is the body of a create snapshot or restore request (Elasticsearch 7.17
 // reference, Create snapshot API, Restore snapshot API): the indices, and no cluster state,
 // which belongs to the cluster rather than to Monocle.

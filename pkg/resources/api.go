@@ -19,7 +19,7 @@ import (
 func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
 	env := []corev1.EnvVar{
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
-		{Name: "MONOCLE_ELASTIC_URL", Value: ElasticURL(m)},
+		{Name: "MONOCLE_ELASTIC_URL", Value: in.Elastic.monocleURL(m)},
 		{Name: "MONOCLE_PUBLIC_URL", Value: PublicURL(m)},
 	}
 	if m.Spec.API.Title != "" {
@@ -53,8 +53,12 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	d := newMonocleDeployment(m, APIName(m), ComponentAPI, container, in, apiReplicas(m, in), strategy)
 	if in.APIRestartedAt != "" {
 		d.Spec.Template.Annotations[RestartedAtAnnotation] = in.APIRestartedAt
-		setSpecHash(&d.ObjectMeta, d.Spec)
 	}
+	// Only the API and the Jobs reach Elasticsearch: the crawler reads MONOCLE_CONFIG,
+	// MONOCLE_PUBLIC_URL and MONOCLE_CRAWLER_MONITORING alone and talks to the API
+	// (usageCrawlerEnv in src/CLI.hs at 1.11.2), so it gets no proxy and no credentials.
+	addProxy(m, in.Elastic, &d.Spec.Template, true)
+	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
 }
 

@@ -53,9 +53,10 @@ func BackupClaimName(m *monoclev1alpha1.Monocle) string {
 }
 
 // BackupVolumeWanted reports whether m's own repository is a volume: spec.backup is set and
-// names no S3 bucket.
+// names neither an S3 bucket nor an existing repository (one the cluster's administrators
+// keep, which needs no volume of the operator's).
 func BackupVolumeWanted(m *monoclev1alpha1.Monocle) bool {
-	return m.Spec.Backup != nil && m.Spec.Backup.Repository.S3 == nil
+	return m.Spec.Backup != nil && m.Spec.Backup.Repository.S3 == nil && m.Spec.Backup.Repository.Existing == ""
 }
 
 // S3BasePath is the key prefix of an S3 repository: its basePath, or
@@ -116,11 +117,12 @@ func addRepositories(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, es *corev1
 	var paths []string
 	var s3 []s3Credentials
 	if m.Spec.Backup != nil {
-		if BackupVolumeWanted(m) {
+		switch r := m.Spec.Backup.Repository; {
+		case BackupVolumeWanted(m):
 			addClaim(pod, es, "backup", BackupClaimName(m), BackupMountPath, false)
 			paths = append(paths, BackupMountPath)
-		} else {
-			s3 = append(s3, s3Credentials{BackupS3Client, m.Spec.Backup.Repository.S3.SecretRef.Name})
+		case r.S3 != nil:
+			s3 = append(s3, s3Credentials{BackupS3Client, r.S3.SecretRef.Name})
 		}
 	}
 	if src := restoreSource(m); src != nil {

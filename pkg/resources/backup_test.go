@@ -86,3 +86,18 @@ func TestBackupClaim(t *testing.T) {
 		t.Errorf("size %s, want the data volume's 1Gi", got)
 	}
 }
+
+// TestExistingRepositoryNeedsNothingInThePod: a repository registered by someone else
+// (backup.repository.existing) wants no backup volume, and leaves the Elasticsearch pod as
+// without backups: no claim, no path.repo, no keystore.
+func TestExistingRepositoryNeedsNothingInThePod(t *testing.T) {
+	plain := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"}}
+	existing := plain.DeepCopy()
+	existing.Spec.Backup = &monoclev1alpha1.BackupSpec{Repository: monoclev1alpha1.BackupRepository{Existing: "cluster-backups"}}
+	if BackupVolumeWanted(existing) {
+		t.Error("an existing repository wants a backup volume")
+	}
+	if !equality.Semantic.DeepEqual(NewElasticStatefulSet(existing, ElasticDataVolume), NewElasticStatefulSet(plain, ElasticDataVolume)) {
+		t.Error("an existing repository changed the Elasticsearch StatefulSet")
+	}
+}

@@ -22,6 +22,10 @@ const (
 	// default (github.com/prometheus-community/elasticsearch_exporter, which supports
 	// Elasticsearch 7).
 	DefaultExporterImage = "quay.io/prometheuscommunity/elasticsearch-exporter:v1.9.0"
+	// DefaultProxyImage is the proxy sidecar's image (spec.elasticsearch.proxy.image), NGINX's
+	// unprivileged build (github.com/nginxinc/docker-nginx-unprivileged), which runs as uid
+	// 101.
+	DefaultProxyImage = "docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine"
 	// DefaultStorageSize is the default size of the Elasticsearch volume.
 	DefaultStorageSize = "1Gi"
 	// DefaultJavaOpts is the default ES_JAVA_OPTS: a 512 MiB heap, half the default limit.

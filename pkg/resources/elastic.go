@@ -22,6 +22,12 @@ func EarlierElasticDataVolume(m *monoclev1alpha1.Monocle) string {
 	return ElasticName(m) + "-data-volume"
 }
 
+// BundledElasticsearch reports whether m uses the Elasticsearch the operator runs, the
+// StatefulSet "<name>-elastic": neither elasticsearchRef nor external is set.
+func BundledElasticsearch(m *monoclev1alpha1.Monocle) bool {
+	return m.Spec.Elasticsearch.ElasticsearchRef == nil && m.Spec.Elasticsearch.External == nil
+}
+
 // elasticUID is the uid and gid the Elasticsearch 7.17 image drops to. Setting it lets the pod
 // run with runAsNonRoot; fsGroup makes the data volume writable.
 const elasticUID = 1000

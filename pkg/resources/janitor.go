@@ -21,10 +21,11 @@ func MaintenanceJobName(m *monoclev1alpha1.Monocle, request string) string {
 	return prefix + request
 }
 
-// JanitorCommand is the `monocle janitor` command line of request r (src/CLI.hs at 1.11.2:
-// wipe-crawler-data and set-crawler-commit-date take --config, --elastic, --workspace and
-// --crawler-name; the latter also --commit-date).
-func JanitorCommand(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest) []string {
+// JanitorCommand is the `monocle janitor` command line of request r against the
+// Elasticsearch at elasticURL (src/CLI.hs at 1.11.2: wipe-crawler-data and
+// set-crawler-commit-date take --config, --elastic, --workspace and --crawler-name; the
+// latter also --commit-date).
+func JanitorCommand(r monoclev1alpha1.MaintenanceRequest, elasticURL string) []string {
 	cmd := []string{"monocle", "janitor"}
 	switch r.Operation {
 	case monoclev1alpha1.WipeCrawlerData:
@@ -32,7 +33,7 @@ func JanitorCommand(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceReq
 	case monoclev1alpha1.SetCrawlerCommitDate:
 		cmd = append(cmd, "set-crawler-commit-date")
 	}
-	cmd = append(cmd, "--elastic", ElasticURL(m), "--config", ConfigPath, "--workspace", r.Workspace, "--crawler-name", r.Crawler)
+	cmd = append(cmd, "--elastic", elasticURL, "--config", ConfigPath, "--workspace", r.Workspace, "--crawler-name", r.Crawler)
 	if r.Operation == monoclev1alpha1.SetCrawlerCommitDate {
 		cmd = append(cmd, "--commit-date", r.CommitDate)
 	}
@@ -40,14 +41,15 @@ func JanitorCommand(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceReq
 }
 
 // NewMaintenanceJob builds the Job of maintenance request r: the pod of the update-idents Job
-// (NewUpdateIdentsJob: the Monocle's image and config, no secret, the same limits) running
-// JanitorCommand instead, named by MaintenanceJobName and labelled ComponentMaintenance.
-func NewMaintenanceJob(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, configHash string) *batchv1.Job {
-	job := NewUpdateIdentsJob(m, configHash)
+// (NewUpdateIdentsJob: the Monocle's image and config, no secret, the same limits, the proxy
+// sidecar when e needs it) running JanitorCommand instead, named by MaintenanceJobName and
+// labelled ComponentMaintenance.
+func NewMaintenanceJob(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, configHash string, e ElasticAccess) *batchv1.Job {
+	job := NewUpdateIdentsJob(m, configHash, e)
 	job.ObjectMeta = objectMeta(m, MaintenanceJobName(m, r.Name), ComponentMaintenance)
 	job.Spec.Template.Labels = Labels(m, ComponentMaintenance)
 	c := &job.Spec.Template.Spec.Containers[0]
 	c.Name = ComponentMaintenance
-	c.Command = JanitorCommand(m, r)
+	c.Command = JanitorCommand(r, e.monocleURL(m))
 	return job
 }

@@ -37,14 +37,15 @@ func UpdateIdentsJobName(m *monoclev1alpha1.Monocle, configHash string) string {
 }
 
 // NewUpdateIdentsJob builds the Job that runs `monocle janitor update-idents` against the
-// Monocle's Elasticsearch with the config in the ConfigMap, re-applying idents and groups to
-// indexed data after a config change. The janitor needs no secret. The ConfigMap must already
+// Monocle's Elasticsearch (e) with the config in the ConfigMap, re-applying idents and groups
+// to indexed data after a config change. The janitor needs no secret: an Elasticsearch that
+// needs credentials or TLS is reached through the proxy sidecar. The ConfigMap must already
 // hold the config of configHash when the Job starts.
-func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string) *batchv1.Job {
+func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e ElasticAccess) *batchv1.Job {
 	vol, mount := configVolume(ConfigMapName(m))
 	tmp, tmpMount := emptyDir("tmp", "/tmp")
 	labels := Labels(m, ComponentUpdateIdents)
-	return &batchv1.Job{
+	job := &batchv1.Job{
 		ObjectMeta: objectMeta(m, UpdateIdentsJobName(m, configHash), ComponentUpdateIdents),
 		Spec: batchv1.JobSpec{
 			BackoffLimit:            ptr.To[int32](UpdateIdentsBackoffLimit),
@@ -58,7 +59,7 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string) *batchv1.
 						Name:  ComponentUpdateIdents,
 						Image: APIImage(m),
 						Command: []string{"monocle", "janitor", "update-idents",
-							"--elastic", ElasticURL(m), "--config", ConfigPath},
+							"--elastic", e.monocleURL(m), "--config", ConfigPath},
 						VolumeMounts:             []corev1.VolumeMount{mount, tmpMount},
 						Resources:                resourcesOr(nil, "50m", "128Mi", "512Mi"),
 						SecurityContext:          restrictedContainerSecurityContext(),
@@ -73,4 +74,6 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string) *batchv1.
 			},
 		},
 	}
+	addProxy(m, e, &job.Spec.Template, false)
+	return job
 }

@@ -79,6 +79,8 @@ type Inputs struct {
 	// APIRestartedAt, when set, goes on the API's pod template as RestartedAtAnnotation: a
 	// new value restarts the API pods.
 	APIRestartedAt string
+	// Elastic is how the API reaches Elasticsearch; the zero value is the bundled one.
+	Elastic ElasticAccess
 }
 
 // RestartedAtAnnotation on a pod template is the time of the last restart the operator asked

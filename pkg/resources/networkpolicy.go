@@ -25,6 +25,8 @@ func NetworkPolicyName(m *monoclev1alpha1.Monocle) string { return m.Name }
 //     label them) are admitted to port 9200 too: the operator reads Elasticsearch's health.
 //   - With spec.elasticsearch.exporter, the exporter's port 9114 admits every source, as the
 //     API's does: Prometheus runs in a namespace the operator does not know.
+//   - With elasticsearchRef or external there is no Elasticsearch pod: the policy guards the
+//     API pods alone, and the rule of port 9200 is left out.
 //   - The API's port 8080 admits every source: the web UI's users come through an Ingress
 //     controller, a Gateway or an OpenShift router that run in namespaces the operator does
 //     not know, and the crawler of this Monocle reaches it too. No other port of those pods is
@@ -65,7 +67,10 @@ func NewNetworkPolicy(m *monoclev1alpha1.Monocle, operatorNamespace string) *net
 			Ports: []networkingv1.NetworkPolicyPort{{Protocol: tcp, Port: ptr.To(intstr.FromInt32(ExporterPort))}},
 		})
 	}
-	if operatorNamespace != "" {
+	if !BundledElasticsearch(m) {
+		p.Spec.PodSelector.MatchExpressions[0].Values = []string{ComponentAPI}
+		p.Spec.Ingress = p.Spec.Ingress[1:]
+	} else if operatorNamespace != "" {
 		p.Spec.Ingress[0].From = append(p.Spec.Ingress[0].From, networkingv1.NetworkPolicyPeer{
 			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: operatorNamespace}},
 			PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{NameLabel: OperatorName}},

@@ -67,7 +67,7 @@ func TestGolden(t *testing.T) {
 			"elastic-service":     NewElasticService(m),
 			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
-			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef"),
+			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef", ElasticAccess{}),
 			"networkpolicy":       NewNetworkPolicy(m, ""),
 		}
 		for kind, obj := range objects {
@@ -247,8 +247,8 @@ func TestRootFilesystemsAreReadOnly(t *testing.T) {
 		"api":           NewAPIDeployment(m, inputs).Spec.Template,
 		"crawler":       NewCrawlerDeployment(m, inputs).Spec.Template,
 		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume).Spec.Template,
-		"update-idents": NewUpdateIdentsJob(m, "c").Spec.Template,
-		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c").Spec.Template,
+		"update-idents": NewUpdateIdentsJob(m, "c", ElasticAccess{}).Spec.Template,
+		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", ElasticAccess{}).Spec.Template,
 	}
 	writable := map[string][]string{
 		"api":           {"/tmp"},

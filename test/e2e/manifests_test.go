@@ -59,6 +59,8 @@ var operatorRules = []string{
 	"route.openshift.io/routes/custom-host create",
 	"monitoring.coreos.com/podmonitors get", "monitoring.coreos.com/podmonitors list", "monitoring.coreos.com/podmonitors watch",
 	"monitoring.coreos.com/podmonitors create", "monitoring.coreos.com/podmonitors update", "monitoring.coreos.com/podmonitors delete",
+	"elasticsearch.k8s.elastic.co/elasticsearches get", "elasticsearch.k8s.elastic.co/elasticsearches list",
+	"elasticsearch.k8s.elastic.co/elasticsearches watch",
 }
 
 // manifest is one object of a file in deploy/.

@@ -70,8 +70,9 @@ type sizes struct {
 	deletionRuns, namespaceRuns int
 	// adoptionRuns adopt earlier-operator Monocles while the operator is killed.
 	adoptionRuns int
-	// restoreRuns restore a snapshot while the operator is killed and the API server
-	// restarted.
+	// restoreRuns restore a snapshot into a bundled Elasticsearch while the operator is
+	// killed and the API server restarted; one more run, the last, restores into a Monocle
+	// on an ECK cluster.
 	restoreRuns int
 	// upgradeRuns upgrade a Monocle while the operator is killed.
 	upgradeRuns int
@@ -138,6 +139,9 @@ func setUp(m *testing.M) (int, error) {
 		},
 		QPS: 100, Burst: 200, UserAgent: testUserAgent,
 		InstallCRD: true, BuildOperator: true, OperatorLogs: "operators", Keep: *keepFlag,
+		// Scenario 8 restores into a Monocle on an ECK cluster too, secured as ECK secures
+		// its clusters; bundled Elasticsearches are served without security all the same.
+		ElasticOptions: testkit.SecuredElastic(),
 	})
 	if err != nil {
 		return 0, err
@@ -152,6 +156,10 @@ func setUp(m *testing.M) (int, error) {
 	}()
 	if err := growNode(ctx); err != nil {
 		return 0, fmt.Errorf("growing the fake node: %w", err)
+	}
+	// Installed before any operator starts, whose discovery then finds ECK's API at once.
+	if _, err := e.InstallECK(ctx); err != nil {
+		return 0, fmt.Errorf("installing ECK's CRD: %w", err)
 	}
 	env.audit = newAuditLog(e.Cluster.AuditLogPath())
 	env.operators = newOperatorSet(filepath.Join(e.WorkDir, "operators"))

@@ -84,13 +84,7 @@ func TestElasticsearchHealth(t *testing.T) {
 	env.Elastic.SetCrawlerMetadata(ns, "m", "monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: oldest.Add(48 * time.Hour)},
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "project", Value: "change-metrics/monocle", LastCommitAt: oldest})
-	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "status.crawlers with the crawler's progress", func() error {
-		crawlers := getMonocle(t, ns, "m").Status.Crawlers
-		if len(crawlers) != 1 || crawlers[0].CrawledUntil == nil || !crawlers[0].CrawledUntil.Time.Equal(oldest) || crawlers[0].Entities != 2 {
-			return fmt.Errorf("status.crawlers = %+v", crawlers)
-		}
-		return nil
-	})
+	waitCrawledUntil(t, ns, oldest, 2)
 
 	// Crawler errors: CrawlersHealthy names the failing crawler, and kubectl get -o wide
 	// shows it.
@@ -107,4 +101,17 @@ func TestElasticsearchHealth(t *testing.T) {
 	if e := getMonocle(t, ns, "m").Status.Crawlers[0].Errors; e == nil || e.LastDay != 1 || e.LastEntity != "organization change-metrics" {
 		t.Errorf("status.crawlers[0].errors = %+v", e)
 	}
+}
+
+// waitCrawledUntil waits until status.crawlers of Monocle m of ns has its one crawler crawled
+// until until, over entities entities.
+func waitCrawledUntil(t *testing.T, ns string, until time.Time, entities int32) {
+	t.Helper()
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "status.crawlers with the crawler's progress", func() error {
+		crawlers := getMonocle(t, ns, "m").Status.Crawlers
+		if len(crawlers) != 1 || crawlers[0].CrawledUntil == nil || !crawlers[0].CrawledUntil.Time.Equal(until) || crawlers[0].Entities != entities {
+			return fmt.Errorf("status.crawlers = %+v", crawlers)
+		}
+		return nil
+	})
 }

@@ -32,6 +32,7 @@ func setUp(m *testing.M) (int, error) {
 	defer cancel()
 	e, err := testkit.StartEnv(ctx, testkit.EnvOptions{
 		Suite: "integration", InstallCRD: true, BuildOperator: true, OperatorLogs: "operator.log",
+		ElasticOptions: testkit.SecuredElastic(),
 	})
 	if err != nil {
 		return 0, err

@@ -28,15 +28,40 @@ const PrometheusOperatorModule = "github.com/prometheus-operator/prometheus-oper
 // example "servicemonitors") in PrometheusOperatorModule, downloading the module into the
 // module cache when it is not there.
 func MonitoringCRD(ctx context.Context, resource string) (string, error) {
-	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", PrometheusOperatorModule).Output()
+	dir, err := moduleDir(ctx, PrometheusOperatorModule)
 	if err != nil {
-		return "", fmt.Errorf("downloading %s: %w", PrometheusOperatorModule, err)
+		return "", err
+	}
+	return filepath.Join(dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+resource+".yaml"), nil
+}
+
+// ECKModule is the ECK (Elastic Cloud on Kubernetes) release whose Elasticsearch CRD the tests
+// install (config/crds/v1/resources of its module, from the Go module proxy), the API a
+// Monocle's spec.elasticsearch.elasticsearchRef names.
+const ECKModule = "github.com/elastic/cloud-on-k8s/v3@v3.5.0"
+
+// ECKElasticsearchCRD returns the path of the elasticsearches.elasticsearch.k8s.elastic.co CRD
+// file in ECKModule, downloading the module into the module cache when it is not there.
+func ECKElasticsearchCRD(ctx context.Context) (string, error) {
+	dir, err := moduleDir(ctx, ECKModule)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "config", "crds", "v1", "resources", "elasticsearch.k8s.elastic.co_elasticsearches.yaml"), nil
+}
+
+// moduleDir returns the module cache directory of module ("path@version"), downloading it
+// with `go mod download` when it is not there.
+func moduleDir(ctx context.Context, module string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "mod", "download", "-json", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("downloading %s: %w", module, err)
 	}
 	var mod struct{ Dir, Error string }
 	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
-		return "", fmt.Errorf("downloading %s: %v %s", PrometheusOperatorModule, err, mod.Error)
+		return "", fmt.Errorf("downloading %s: %v %s", module, err, mod.Error)
 	}
-	return filepath.Join(mod.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_"+resource+".yaml"), nil
+	return mod.Dir, nil
 }
 
 // FindOptionalCRDs locates the optional APIs' CRD files of the repository at root; the Gateway

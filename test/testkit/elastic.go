@@ -3,6 +3,8 @@ package testkit
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -39,7 +41,8 @@ const (
 // GET _cluster/health and GET _cat/allocation answer ElasticYellow and Allocation40 unless a
 // test sets another answer for a namespace (Answer). The snapshot, restore and index calls of
 // package elastic work on a state the fake keeps per Elasticsearch, that is per namespace and
-// Monocle name (see elastic_state.go: SetIndices, Snapshots, Restores and the other methods).
+// Monocle name (see elastic_state.go: SetIndices, Snapshots, Restores and the other methods),
+// or per host for any other cluster (Cluster).
 // It listens on loopback only.
 type FakeElasticsearch struct {
 	server *httptest.Server
@@ -49,12 +52,26 @@ type FakeElasticsearch struct {
 	answers map[string]ElasticAnswer
 	// states are by Elasticsearch; created on first use.
 	states map[esKey]*esState
+	// security is what the options set (elastic_secure.go).
+	security fakeSecurity
 }
 
-// StartFakeElasticsearch starts a FakeElasticsearch; Close stops it.
-func StartFakeElasticsearch() *FakeElasticsearch {
+// StartFakeElasticsearch starts a FakeElasticsearch, plain HTTP without authentication
+// unless options say otherwise (WithBasicAuth, WithTLS); Close stops it.
+func StartFakeElasticsearch(options ...FakeElasticOption) *FakeElasticsearch {
 	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}}
-	f.server = httptest.NewServer(http.HandlerFunc(f.serve))
+	for _, o := range options {
+		o(&f.security)
+	}
+	f.server = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	if f.security.tls {
+		if err := f.security.newCA(); err != nil {
+			panic("fake Elasticsearch CA: " + err.Error())
+		}
+		f.server.Listener = newSniffListener(f.server.Listener,
+			&tls.Config{GetCertificate: f.security.certificate, MinVersion: tls.VersionTLS12})
+	}
+	f.server.Start()
 	return f
 }
 
@@ -97,7 +114,11 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 	if a.Status != 0 {
 		status = a.Status
 	}
-	if r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api") {
+	api := r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api")
+	if key := keyOf(r.Host); !api && !key.bundled() && f.security.guard(w, r, key.host) {
+		return
+	}
+	if api {
 		// The Monocle API's health (Monocle 1.11.2 answers 200 once it serves).
 		w.Header().Del("X-Elastic-Product")
 		w.WriteHeader(cmp.Or(a.APIStatus, http.StatusOK))
@@ -123,11 +144,19 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 // Transport is an HTTP transport that sends every request to the fake, whatever its host, as
 // the operator's are with Flag: a client of package elastic given it and the URL
 // http://<monocle>-elastic.<namespace>.svc:9200 talks to that Monocle's fake Elasticsearch.
+// With WithTLS it trusts the fake's CA (CAPEM), so that https://<any host>:9200 reaches the
+// fake too.
 func (f *FakeElasticsearch) Transport() *http.Transport {
 	addr := f.server.Listener.Addr().String()
-	return &http.Transport{
+	t := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, network, addr)
 		},
 	}
+	if f.security.tls {
+		roots := x509.NewCertPool()
+		roots.AddCert(f.security.ca)
+		t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+	}
+	return t
 }

@@ -172,11 +172,12 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 	case len(seg) == 2 && seg[1] == "_settings" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPut}
 		body, err := readBody(r)
+		expand := r.URL.Query().Get("expand_wildcards")
 		handle = func(s *esState) (int, any) {
 			if err != nil {
 				return errAnswer(badRequest(err))
 			}
-			return s.putSettings(seg[0], body)
+			return s.putSettings(seg[0], expand, body)
 		}
 	case len(seg) == 2 && seg[1] == "_close" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodPost}
@@ -305,10 +306,11 @@ func (s *esState) expand(states string) func(pattern, name string) bool {
 // catIndices answers GET _cat/indices/<pattern>?format=json&bytes=b[&expand_wildcards=..].
 // A wildcard matches open and closed indices, hidden ones only with expand_wildcards hidden
 // or all (Elasticsearch 7.17 reference, cat indices API: expand_wildcards; RestIndicesAction
-// reads it over the default IndicesOptions.strictExpand). Each index has one primary and one
-// replica, so a single node shows it yellow, also while its primary is restored
-// (elastic/elasticsearch ClusterShardHealth.getInactivePrimaryHealth: a primary recovering
-// from a snapshot is yellow, not red); one without replica (fakeIndex.noReplica) is green.
+// reads it over the default IndicesOptions.strictExpand). Each index has one primary and
+// fakeIndex.replicas replicas, which the fake's single node leaves unassigned: an index with
+// replicas is yellow, also while its primary is restored (elastic/elasticsearch
+// ClusterShardHealth.getInactivePrimaryHealth: a primary recovering from a snapshot is
+// yellow, not red); one without, as Monocle creates them, is green.
 // As in Elasticsearch 7.17, where a closed index keeps its shards allocated
 // (replicated closed indices, 7.2), a closed index has its health and shard counts but null
 // document counts and sizes.
@@ -321,11 +323,11 @@ func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
 	for _, name := range got {
 		ix := s.indices[name]
 		row := map[string]any{
-			"health": "yellow", "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": "1",
+			"health": "green", "status": "open", "index": name, "uuid": ix.uuid, "pri": "1", "rep": strconv.Itoa(ix.replicas),
 			"docs.count": nil, "docs.deleted": nil, "store.size": nil, "pri.store.size": nil,
 		}
-		if ix.noReplica {
-			row["health"], row["rep"] = "green", "0"
+		if ix.replicas > 0 {
+			row["health"] = "yellow"
 		}
 		if !ix.open {
 			row["status"] = "close"
@@ -341,8 +343,8 @@ func (s *esState) catIndices(pattern, expandWildcards string) (int, any) {
 
 // catShards answers GET _cat/shards/<indices>?format=json[&h=..] (Elasticsearch 7.17
 // reference, cat shards API): per index a primary, STARTED, or INITIALIZING while its
-// restore is held, and a replica a single node leaves UNASSIGNED (none for an index without
-// replica, fakeIndex.noReplica), with the columns h names
+// restore is held, and fakeIndex.replicas replicas a single node leaves UNASSIGNED, with
+// the columns h names
 // (all of index, shard, prirep, state, docs, store, ip and node without h), every cell a
 // string or null. A missing concrete index is 404; a closed one is 400
 // index_closed_exception, from the indices stats request _cat/shards makes with the default
@@ -372,7 +374,7 @@ func (s *esState) catShards(list string, columns []string) (int, any) {
 		primary := map[string]any{"index": name, "shard": "0", "prirep": "p", "state": state,
 			"docs": strconv.FormatInt(ix.docs, 10), "store": size, "ip": "127.0.0.1", "node": "fake-elastic-0"}
 		copies := []map[string]any{primary}
-		if !ix.noReplica {
+		for range ix.replicas {
 			copies = append(copies, map[string]any{"index": name, "shard": "0", "prirep": "r", "state": "UNASSIGNED"})
 		}
 		for _, full := range copies {

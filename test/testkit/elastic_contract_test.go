@@ -63,6 +63,9 @@ type fakeContractCase struct {
 	call func(ctx context.Context, c elastic.Client) error
 	// optional are keys the fixture documents as optional (see SameShape), each explained.
 	optional []string
+	// options start the fake; with them, the request is for an Elasticsearch the operator
+	// does not run, the "es" of ECK in namespace "ns", as the options spare a bundled one.
+	options []FakeElasticOption
 }
 
 // registered registers the docs' repository, my_repository.
@@ -101,6 +104,11 @@ func hidden(index string) func(*FakeElasticsearch, elastic.Client) {
 	return func(f *FakeElasticsearch, _ elastic.Client) { f.SetHidden("ns", "m", index) }
 }
 
+// replicas sets index.number_of_replicas of index to n.
+func replicas(index string, n int) func(*FakeElasticsearch, elastic.Client) {
+	return func(f *FakeElasticsearch, _ elastic.Client) { f.SetReplicas("ns", "m", index, n) }
+}
+
 // inTurn runs setups one after the other.
 func inTurn(setups ...func(*FakeElasticsearch, elastic.Client)) func(*FakeElasticsearch, elastic.Client) {
 	return func(f *FakeElasticsearch, c elastic.Client) {
@@ -120,6 +128,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 	readOnly := func(ctx context.Context, c elastic.Client) error { _, err := c.ReadOnlyIndices(ctx); return err }
 	ensure := func(ctx context.Context, c elastic.Client) error {
 		return c.EnsureRepository(ctx, "my_repository", elastic.Repository{Type: elastic.RepositoryFS, Location: "my_backup_location"})
+	}
+	check := func(ctx context.Context, c elastic.Client) error { return c.CheckRepository(ctx, "my_repository") }
+	readReplicas := func(ctx context.Context, c elastic.Client) error {
+		_, err := c.IndexReplicas(ctx, "my-index-*")
+		return err
 	}
 	create := func(ctx context.Context, c elastic.Client) error {
 		return c.CreateSnapshot(ctx, "my_repository", "snapshot_2", []string{"index_1"})
@@ -144,16 +157,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 	return map[string]fakeContractCase{
 		"cluster-health": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err }},
 		"cat-allocation": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.DiskUsage(ctx); return err }},
-		// An index without replica: its primary is its only row.
-		"cat-shards-started": {
-			setup: inTurn(withIndices([]string{"my-index-000001"}), func(f *FakeElasticsearch, _ elastic.Client) {
-				f.with("ns", "m", func(s *esState) { s.indices["my-index-000001"].noReplica = true })
-			}),
-			call: restoreDone,
-		},
+		// An index without replica, as Monocle creates them: its primary is its only row.
+		"cat-shards-started": {setup: withIndices([]string{"my-index-000001"}), call: restoreDone},
 		// A primary and a replica: on the fake's single node the replica is UNASSIGNED rather
 		// than the docs' INITIALIZING, a value of the same shape.
-		"cat-shards-initializing": {setup: withIndices([]string{"my-index-000001"}), call: restoreDone},
+		"cat-shards-initializing": {setup: inTurn(withIndices([]string{"my-index-000001"}), replicas("my-index-000001", 1)), call: restoreDone},
 		"settings-read-only": {
 			setup: withIndices([]string{"my-index-000001", "my-index-000002"}, "my-index-000001"),
 			call:  readOnly,
@@ -169,6 +177,15 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"settings-clear-read-only": {
 			setup: withIndices([]string{"my-index-000001"}, "my-index-000001"),
 			call:  func(ctx context.Context, c elastic.Client) error { return c.ClearReadOnly(ctx, "my-index-000001") },
+		},
+		"settings-replicas": {
+			setup: inTurn(withIndices([]string{"my-index-000001", "my-index-000002"}), replicas("my-index-000001", 1)),
+			call:  readReplicas,
+		},
+		"settings-replicas-none": {call: readReplicas},
+		"settings-put-replicas": {
+			setup: withIndices([]string{"my-index-000001"}),
+			call:  func(ctx context.Context, c elastic.Client) error { return c.SetIndexReplicas(ctx, "my-index-*", 2) },
 		},
 		"cluster-settings": {call: func(ctx context.Context, c elastic.Client) error { _, err := c.Watermarks(ctx); return err }},
 		"cat-indices": {
@@ -221,9 +238,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 			optional: []string{"aggregations/crawlers/buckets/*/last/hits/hits/*/_seq_no",
 				"aggregations/crawlers/buckets/*/last/hits/hits/*/_primary_term"},
 		},
-		"repository-get":         {setup: registered(t), call: ensure},
-		"repository-get-missing": {call: ensure},
-		"repository-put":         {call: ensure},
+		"repository-get":           {setup: registered(t), call: ensure},
+		"repository-get-missing":   {call: ensure},
+		"repository-put":           {call: ensure},
+		"repository-check":         {setup: registered(t), call: check},
+		"repository-check-missing": {call: check},
 		"snapshot-create": {
 			setup: func(f *FakeElasticsearch, c elastic.Client) { registered(t)(f, c); f.SetIndices("ns", "m", "index_1") },
 			call:  create,
@@ -271,6 +290,11 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"snapshot-delete-missing": {
 			setup: withSnapshots(t, snap2), call: deleteSnapshot("snapshot_3"),
 		},
+		// A cluster with security on, asked without credentials.
+		"security-unauthorized": {
+			options: []FakeElasticOption{WithBasicAuth("elastic", "changeme")},
+			call:    func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err },
+		},
 		"restore":                   {setup: withSnapshots(t, index1), call: restore},
 		"restore-open-index-exists": {setup: inTurn(withSnapshots(t, index1), withIndices([]string{"index_1"})), call: restore},
 		// The snapshot holds a data stream's backing index, open and hidden in the cluster.
@@ -289,11 +313,15 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 // shape (elastictest.SameShape). A fixture without a case fails it (elastictest.RunContract).
 func TestFakeElasticContract(t *testing.T) {
 	elastictest.RunContract(t, fakeContractCases(t), func(t *testing.T, fx elastictest.Fixture, tc fakeContractCase) {
-		f := startFake(t)
+		f := startFake(t, tc.options...)
 		base := f.Transport()
 		t.Cleanup(base.CloseIdleConnections)
 		rec := &recordingTransport{base: base}
-		c, err := elastic.New("http://m-elastic.ns.svc:9200", rec)
+		url := "http://m-elastic.ns.svc:9200"
+		if tc.options != nil {
+			url = "http://es-es-http.ns.svc:9200"
+		}
+		c, err := elastic.New(url, rec)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,6 +33,8 @@ type FakeIndex struct {
 	Docs int64
 	// Hidden is true for a hidden index (SetHidden).
 	Hidden bool
+	// Replicas is its index.number_of_replicas.
+	Replicas int
 }
 
 // FakeSnapshot is a snapshot of a fake Elasticsearch, as Snapshots reports it and
@@ -83,23 +85,29 @@ const (
 	FakeSnapshotBytesPerIndex = 1 << 20
 )
 
-// esKey names one Elasticsearch: the namespace and name of its Monocle, from the Host
-// "<name>-elastic.<namespace>.svc[:port]"; both empty for a Host not of that shape.
-type esKey struct{ namespace, monocle string }
+// esKey names one Elasticsearch: a bundled one by the namespace and name of its Monocle, from
+// the Host "<name>-elastic.<namespace>.svc[:port]"; any other (an ECK Service
+// "<name>-es-http.<namespace>.svc", an external URL's host) by host, the Host's name in lower
+// case without its port.
+type esKey struct{ namespace, monocle, host string }
 
 // keyOf returns the key of the Elasticsearch a request with Host host is for.
 func keyOf(host string) esKey {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	host = strings.ToLower(host)
 	parts := strings.Split(host, ".")
 	if len(parts) == 3 && parts[2] == "svc" && strings.HasSuffix(parts[0], "-elastic") {
 		if name := strings.TrimSuffix(parts[0], "-elastic"); name != "" && parts[1] != "" {
 			return esKey{namespace: parts[1], monocle: name}
 		}
 	}
-	return esKey{}
+	return esKey{host: host}
 }
+
+// bundled reports whether k is a bundled Elasticsearch's.
+func (k esKey) bundled() bool { return k.monocle != "" }
 
 // esState is the state of one fake Elasticsearch.
 type esState struct {
@@ -126,9 +134,10 @@ type fakeIndex struct {
 	docs int64
 	// hidden is index.hidden: a wildcard matches the index only when asked to (esState.expand).
 	hidden bool
-	// noReplica is set on an index with index.number_of_replicas 0, whose only shard copy is
-	// its primary; the others have one replica, which a single node leaves unassigned.
-	noReplica bool
+	// replicas is index.number_of_replicas: 0, as Monocle creates its indices, unless set
+	// (SetReplicas, PUT <indices>/_settings). The fake is a single node, which leaves every
+	// replica unassigned.
+	replicas int
 	// crawlers are the crawler metadata documents of the index (SetCrawlerMetadata); errors
 	// its crawler error documents (SetCrawlerErrors).
 	crawlers []FakeCrawlerEntity
@@ -164,9 +173,34 @@ func (f *FakeElasticsearch) state(k esKey) *esState {
 // with runs fn on the state of the Elasticsearch of Monocle monocle in namespace, under the
 // fake's lock.
 func (f *FakeElasticsearch) with(namespace, monocle string, fn func(s *esState)) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	fn(f.state(esKey{namespace: namespace, monocle: monocle}))
+	f.bundled(namespace, monocle).with(fn)
+}
+
+// FakeCluster is one Elasticsearch of a FakeElasticsearch, for tests of a Monocle on a
+// cluster it does not run: Cluster returns it by host. Its methods are those of
+// FakeElasticsearch that take a Monocle's namespace and name, for that cluster.
+type FakeCluster struct {
+	f   *FakeElasticsearch
+	key esKey
+}
+
+// Cluster returns the Elasticsearch the fake serves for requests to host (a host name; a port
+// is ignored): an ECK Elasticsearch's Service "<name>-es-http.<namespace>.svc", an external
+// URL's host, or "<name>-elastic.<namespace>.svc", the bundled Elasticsearch of Monocle name.
+func (f *FakeElasticsearch) Cluster(host string) FakeCluster {
+	return FakeCluster{f: f, key: keyOf(host)}
+}
+
+// bundled returns the bundled Elasticsearch of Monocle monocle in namespace.
+func (f *FakeElasticsearch) bundled(namespace, monocle string) FakeCluster {
+	return FakeCluster{f: f, key: esKey{namespace: namespace, monocle: monocle}}
+}
+
+// with runs fn on the state of c, under the fake's lock.
+func (c FakeCluster) with(fn func(s *esState)) {
+	c.f.mu.Lock()
+	defer c.f.mu.Unlock()
+	fn(c.f.state(c.key))
 }
 
 // index returns the index name, created open with no document when it does not exist.
@@ -182,7 +216,12 @@ func (s *esState) index(name string) *fakeIndex {
 // SetIndices makes indices the indices of the Elasticsearch of Monocle monocle in
 // namespace, replacing those it had: each open, with no document.
 func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...string) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).SetIndices(indices...)
+}
+
+// SetIndices is FakeElasticsearch.SetIndices for c.
+func (c FakeCluster) SetIndices(indices ...string) {
+	c.with(func(s *esState) {
 		s.indices = map[string]*fakeIndex{}
 		for _, name := range indices {
 			s.index(name)
@@ -193,9 +232,12 @@ func (f *FakeElasticsearch) SetIndices(namespace, monocle string, indices ...str
 // SetDocs sets the document count of an index of the Elasticsearch of Monocle monocle in
 // namespace, creating the index, open, when it does not exist.
 func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64) {
-	f.with(namespace, monocle, func(s *esState) {
-		s.index(index).docs = docs
-	})
+	f.bundled(namespace, monocle).SetDocs(index, docs)
+}
+
+// SetDocs is FakeElasticsearch.SetDocs for c.
+func (c FakeCluster) SetDocs(index string, docs int64) {
+	c.with(func(s *esState) { s.index(index).docs = docs })
 }
 
 // SetHidden makes an index of the Elasticsearch of Monocle monocle in namespace hidden
@@ -206,8 +248,20 @@ func (f *FakeElasticsearch) SetDocs(namespace, monocle, index string, docs int64
 // .ds-ilm-history-5-* of the ilm-history-5 data stream that Elasticsearch 7.17 creates by
 // itself.
 func (f *FakeElasticsearch) SetHidden(namespace, monocle, index string) {
+	f.bundled(namespace, monocle).SetHidden(index)
+}
+
+// SetHidden is FakeElasticsearch.SetHidden for c.
+func (c FakeCluster) SetHidden(index string) {
+	c.with(func(s *esState) { s.index(index).hidden = true })
+}
+
+// SetReplicas sets index.number_of_replicas of an index of the Elasticsearch of Monocle
+// monocle in namespace, creating the index, open, when it does not exist, as an index
+// created or changed by someone else than Monocle, which creates its indices with 0.
+func (f *FakeElasticsearch) SetReplicas(namespace, monocle, index string, n int) {
 	f.with(namespace, monocle, func(s *esState) {
-		s.index(index).hidden = true
+		s.index(index).replicas = n
 	})
 }
 
@@ -224,7 +278,12 @@ type FakeCrawlerEntity struct {
 // of the index (other than one for errors) gets them in the composite aggregation "entities"
 // package elastic's CrawlersProgress reads, by crawler, type and value, page by page.
 func (f *FakeElasticsearch) SetCrawlerMetadata(namespace, monocle, index string, entities ...FakeCrawlerEntity) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).SetCrawlerMetadata(index, entities...)
+}
+
+// SetCrawlerMetadata is FakeElasticsearch.SetCrawlerMetadata for c.
+func (c FakeCluster) SetCrawlerMetadata(index string, entities ...FakeCrawlerEntity) {
+	c.with(func(s *esState) {
 		s.index(index).crawlers = append([]FakeCrawlerEntity(nil), entities...)
 	})
 }
@@ -250,10 +309,15 @@ func (f *FakeElasticsearch) SetCrawlerErrors(namespace, monocle, index string, e
 // Indices returns the indices of the Elasticsearch of Monocle monocle in namespace, sorted
 // by name.
 func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
+	return f.bundled(namespace, monocle).Indices()
+}
+
+// Indices is FakeElasticsearch.Indices for c.
+func (c FakeCluster) Indices() []FakeIndex {
 	var out []FakeIndex
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		for name, ix := range s.indices {
-			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden})
+			out = append(out, FakeIndex{Name: name, Open: ix.open, Docs: ix.docs, Hidden: ix.hidden, Replicas: ix.replicas})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -264,7 +328,12 @@ func (f *FakeElasticsearch) Indices(namespace, monocle string) []FakeIndex {
 // registered in the Elasticsearch of Monocle monocle in namespace (PUT _snapshot/<name>),
 // and whether it is registered. Settings are strings, as Elasticsearch returns them.
 func (f *FakeElasticsearch) Repository(namespace, monocle, name string) (typ string, settings map[string]string, ok bool) {
-	f.with(namespace, monocle, func(s *esState) {
+	return f.bundled(namespace, monocle).Repository(name)
+}
+
+// Repository is FakeElasticsearch.Repository for c.
+func (c FakeCluster) Repository(name string) (typ string, settings map[string]string, ok bool) {
+	c.with(func(s *esState) {
 		var r fakeRepo
 		if r, ok = s.repos[name]; ok {
 			typ, settings = r.typ, maps.Clone(r.settings)
@@ -277,8 +346,13 @@ func (f *FakeElasticsearch) Repository(namespace, monocle, name string) (typ str
 // Monocle monocle in namespace, sorted by start then name, whether the repository is
 // registered or not (see PutSnapshot).
 func (f *FakeElasticsearch) Snapshots(namespace, monocle, repo string) []FakeSnapshot {
+	return f.bundled(namespace, monocle).Snapshots(repo)
+}
+
+// Snapshots is FakeElasticsearch.Snapshots for c.
+func (c FakeCluster) Snapshots(repo string) []FakeSnapshot {
 	var out []FakeSnapshot
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		for _, snap := range sortedSnapshots(s.snapshots[repo]) {
 			out = append(out, cloneSnapshot(*snap))
 		}
@@ -293,6 +367,11 @@ func (f *FakeElasticsearch) Snapshots(namespace, monocle, repo string) []FakeSna
 // shows through the snapshot APIs once the operator registers a repository of that name,
 // whatever its settings. Fields left zero are filled as FakeSnapshot says.
 func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap FakeSnapshot) {
+	f.bundled(namespace, monocle).PutSnapshot(repo, snap)
+}
+
+// PutSnapshot is FakeElasticsearch.PutSnapshot for c.
+func (c FakeCluster) PutSnapshot(repo string, snap FakeSnapshot) {
 	snap = cloneSnapshot(snap)
 	if snap.UUID == "" {
 		snap.UUID = newUUID()
@@ -313,7 +392,7 @@ func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap Fa
 		snap.End = snap.End.UTC().Truncate(time.Millisecond)
 	}
 	sort.Strings(snap.Indices)
-	f.with(namespace, monocle, func(s *esState) {
+	c.with(func(s *esState) {
 		s.repoSnapshots(repo)[snap.Name] = &snap
 	})
 }
@@ -322,8 +401,13 @@ func (f *FakeElasticsearch) PutSnapshot(namespace, monocle, repo string, snap Fa
 // Elasticsearch of Monocle monocle in namespace accepted (POST
 // _snapshot/<repo>/<snapshot>/_restore answered {"accepted":true}).
 func (f *FakeElasticsearch) Restores(namespace, monocle, repo, snapshot string) int {
+	return f.bundled(namespace, monocle).Restores(repo, snapshot)
+}
+
+// Restores is FakeElasticsearch.Restores for c.
+func (c FakeCluster) Restores(repo, snapshot string) int {
 	var n int
-	f.with(namespace, monocle, func(s *esState) { n = s.restores[[2]string{repo, snapshot}] })
+	c.with(func(s *esState) { n = s.restores[[2]string{repo, snapshot}] })
 	return n
 }
 
@@ -368,7 +452,12 @@ func (f *FakeElasticsearch) FailRepositoryVerification(namespace, monocle, reaso
 // GET _cat/shards (elastic.Client.RestoreDone false). With hold false, every held restore finishes and later
 // ones finish at once.
 func (f *FakeElasticsearch) HoldRestores(namespace, monocle string, hold bool) {
-	f.with(namespace, monocle, func(s *esState) {
+	f.bundled(namespace, monocle).HoldRestores(hold)
+}
+
+// HoldRestores is FakeElasticsearch.HoldRestores for c.
+func (c FakeCluster) HoldRestores(hold bool) {
+	c.with(func(s *esState) {
 		s.hold = hold
 		if !hold {
 			for _, ix := range s.indices {

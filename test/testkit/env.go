@@ -53,6 +53,10 @@ type EnvOptions struct {
 	OperatorLogs string
 	// Keep keeps the work directory on Close even when the suite passed.
 	Keep bool
+	// ElasticOptions are the options of Env.Elastic (WithBasicAuth, WithTLS), which secure
+	// the clusters a Monocle references rather than runs; a bundled Elasticsearch is served
+	// without security whatever they are.
+	ElasticOptions []FakeElasticOption
 }
 
 // Env is a running local control plane (test/localcluster) with clients for it: what a
@@ -162,7 +166,7 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 			return nil, fail("CRD", err)
 		}
 	}
-	e.Elastic = StartFakeElasticsearch()
+	e.Elastic = StartFakeElasticsearch(opts.ElasticOptions...)
 	return e, nil
 }
 

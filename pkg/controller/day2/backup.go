@@ -37,9 +37,11 @@ const DefaultBackupKeep = 7
 // descriptor such as @daily; robfig/cron v3, the parser of the CronJob controller).
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// ownRepository is the snapshot repository of spec.backup, as registered in Elasticsearch.
+// ownRepository is the snapshot repository of spec.backup, as registered in Elasticsearch;
+// its Type is "" without spec.backup, or for an existing repository, which the operator
+// never registers.
 func ownRepository(m *monoclev1alpha1.Monocle) elastic.Repository {
-	if m.Spec.Backup == nil {
+	if m.Spec.Backup == nil || m.Spec.Backup.Repository.Existing != "" {
 		return elastic.Repository{}
 	}
 	return repositoryOf(m, &m.Spec.Backup.Repository, resources.BackupMountPath, resources.BackupS3Client, false)
@@ -59,8 +61,20 @@ func repositoryOf(m *monoclev1alpha1.Monocle, r *monoclev1alpha1.BackupRepositor
 	return elastic.Repository{Type: elastic.RepositoryFS, Location: location, ReadOnly: readOnly}
 }
 
+// backupRepositoryName is the name of the repository m's snapshots go into: the existing
+// one, or the operator's own.
+func backupRepositoryName(m *monoclev1alpha1.Monocle) string {
+	if m.Spec.Backup != nil && m.Spec.Backup.Repository.Existing != "" {
+		return m.Spec.Backup.Repository.Existing
+	}
+	return resources.BackupRepositoryName
+}
+
 // describeRepository is status.backup.repository for m.
 func describeRepository(m *monoclev1alpha1.Monocle) string {
+	if name := m.Spec.Backup.Repository.Existing; name != "" {
+		return "existing " + name
+	}
 	if s3 := m.Spec.Backup.Repository.S3; s3 != nil {
 		return "s3 " + s3.Bucket + "/" + resources.S3BasePath(m, s3)
 	}
@@ -85,7 +99,8 @@ func PlanBackup(m *monoclev1alpha1.Monocle, now time.Time) operand.Plan {
 	if m.Spec.Backup == nil {
 		return operand.Plan{}
 	}
-	p := operand.Plan{Repo: ownRepository(m), Keep: int(ptr.Deref(m.Spec.Backup.Keep, DefaultBackupKeep))}
+	p := operand.Plan{Repo: ownRepository(m), Existing: m.Spec.Backup.Repository.Existing,
+		Keep: int(ptr.Deref(m.Spec.Backup.Keep, DefaultBackupKeep))}
 	st := m.Status.Backup
 	if st == nil {
 		st = &monoclev1alpha1.BackupStatus{}
@@ -185,9 +200,17 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.InvalidSchedule
 		cond.Message = Truncate(fmt.Sprintf("spec.backup.schedule %q is not a cron schedule (minute hour day-of-month month day-of-week, or @daily...): %v; only on-demand snapshots are taken",
 			m.Spec.Backup.Schedule, schedErr))
+	case out != nil && out.RepoMissing:
+		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.BackupRepositoryMissing
+		cond.Message = Truncate(fmt.Sprintf("The snapshot repository %s of backup.repository.existing is not registered in the cluster (GET _snapshot/%s: %s): register it there; the operator never registers or changes it",
+			out.Plan.Existing, out.Plan.Existing, out.RepoErr))
 	case out != nil && out.RepoErr != "":
+		verb := "register"
+		if out.Plan.Existing != "" {
+			verb = "check"
+		}
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.RepositoryFailed
-		cond.Message = Truncate("Cannot register the snapshot repository (" + st.Repository + "): " + out.RepoErr)
+		cond.Message = Truncate("Cannot " + verb + " the snapshot repository (" + st.Repository + "): " + out.RepoErr)
 	case failing(st, out):
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.BackupFailed
 		name := st.LastFailure.Name
@@ -207,7 +230,7 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 	}
 	if out != nil && out.Listed && len(out.Unreadable) > 0 {
 		cond.Message = Truncate(fmt.Sprintf("%s. Elasticsearch cannot read %d snapshots of the repository (%s): they are left out of the listing and never deleted by keep; GET _snapshot/%s/<name> gives the error",
-			cond.Message, len(out.Unreadable), strings.Join(out.Unreadable, ", "), resources.BackupRepositoryName))
+			cond.Message, len(out.Unreadable), strings.Join(out.Unreadable, ", "), backupRepositoryName(m)))
 	}
 	return BackupResult{Status: st, Condition: cond}
 }

@@ -171,3 +171,49 @@ func TestBackupStatusNamesUnreadableSnapshots(t *testing.T) {
 		})
 	}
 }
+
+// TestExistingRepository: with backup.repository.existing the plan names that repository and
+// registers none, restores without restore.repository read from it, the status describes
+// it, and BackupReady tells a missing repository from one that cannot be checked.
+func TestExistingRepository(t *testing.T) {
+	now := time.Date(2026, 11, 25, 3, 30, 0, 0, time.UTC)
+	m := backupMonocle("")
+	m.Spec.Backup.Repository.Existing = "cluster-backups"
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "1"}
+	p := PlanBackup(m, now)
+	if p.Existing != "cluster-backups" || p.Repo != (elastic.Repository{}) || p.BackupRepository() != "cluster-backups" || p.Take != ManualSnapshotName("1") {
+		t.Errorf("plan %+v, want the existing repository, none to register, and the snapshot asked for", p)
+	}
+	m.Spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: "nightly"}
+	if name, repo := restoreSourceOf(m); name != "cluster-backups" || repo != (elastic.Repository{}) {
+		t.Errorf("restore source %s %+v, want cluster-backups, not registered", name, repo)
+	}
+	// restore.repository still names another repository, registered read-only.
+	m.Spec.Restore.Repository = &monoclev1alpha1.BackupRepository{S3: &monoclev1alpha1.S3Repository{Bucket: "old"}}
+	if name, repo := restoreSourceOf(m); name != "restore-source" || repo.Type != elastic.RepositoryS3 || !repo.ReadOnly {
+		t.Errorf("restore source %s %+v, want restore-source, s3 read-only", name, repo)
+	}
+
+	for name, tc := range map[string]struct {
+		out     operand.BackupOutcome
+		reason  string
+		message string
+	}{
+		"missing": {out: operand.BackupOutcome{Plan: p, RepoMissing: true, RepoErr: "status 404 repository_missing_exception: [cluster-backups] missing"},
+			reason: reasons.BackupRepositoryMissing, message: "cluster-backups of backup.repository.existing is not registered in the cluster"},
+		"unreadable": {out: operand.BackupOutcome{Plan: p, RepoErr: "status 403 security_exception: no monitor privilege"},
+			reason: reasons.RepositoryFailed, message: "Cannot check the snapshot repository (existing cluster-backups): status 403"},
+		"its unreadable snapshots": {out: operand.BackupOutcome{Plan: p, Listed: true, Unreadable: []string{"scheduled-20261101-0300"}},
+			reason: reasons.NoBackupYet, message: "GET _snapshot/cluster-backups/<name>"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := BackupStatus(m, &tc.out, now)
+			if r.Condition.Reason != tc.reason || !strings.Contains(r.Condition.Message, tc.message) {
+				t.Errorf("condition %s %q, want %s saying %q", r.Condition.Reason, r.Condition.Message, tc.reason, tc.message)
+			}
+			if r.Status.Repository != "existing cluster-backups" {
+				t.Errorf("status.backup.repository = %q", r.Status.Repository)
+			}
+		})
+	}
+}

@@ -1,14 +1,19 @@
 package day2
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // TestHeapAboveLimitIsRefused: a javaOpts heap above 75% of the memory limit (given, or the
@@ -42,6 +47,199 @@ func TestHeapAboveLimitIsRefused(t *testing.T) {
 			t.Errorf("%q: refused: %s", c.javaOpts, cond.Message)
 		case c.refused != "" && (cond.Reason != reasons.HeapAboveLimit || !strings.Contains(cond.Message, c.refused)):
 			t.Errorf("%q: SpecAccepted = %+v, want HeapAboveLimit saying %q", c.javaOpts, cond, c.refused)
+		}
+	}
+}
+
+// replicasMonocle is Monocle "demo" asking for replicas (nil: indexReplicas unset).
+func replicasMonocle(replicas *int32) *monoclev1alpha1.Monocle {
+	m := newMonocle("demo")
+	m.Spec.Elasticsearch.IndexReplicas = replicas
+	return m
+}
+
+func TestPlanIndexReplicas(t *testing.T) {
+	if p := PlanIndexReplicas(replicasMonocle(nil)); p != (operand.ReplicasPlan{}) {
+		t.Errorf("unset: %+v, want nothing kept", p)
+	}
+	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](0))); p != (operand.ReplicasPlan{Keep: true, N: 0}) {
+		t.Errorf("0: %+v, want 0 kept", p)
+	}
+	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](2))); p != (operand.ReplicasPlan{Keep: true, N: 2}) {
+		t.Errorf("2: %+v, want 2 kept", p)
+	}
+}
+
+// TestReplicasCondition: N replicas are accepted up to the data nodes - 1, the bundled
+// Elasticsearch counting one node before any read; refused above, with the numbers.
+func TestReplicasCondition(t *testing.T) {
+	cluster := func(kind monoclev1alpha1.ElasticsearchClusterKind, nodes *int32) *monoclev1alpha1.ElasticsearchClusterStatus {
+		return &monoclev1alpha1.ElasticsearchClusterStatus{Kind: kind, DataNodes: nodes}
+	}
+	for name, tc := range map[string]struct {
+		replicas *int32
+		cluster  *monoclev1alpha1.ElasticsearchClusterStatus
+		// refused is "" for no refusal, or text its message has.
+		refused string
+	}{
+		"unset":                               {cluster: cluster(monoclev1alpha1.ElasticsearchBundled, ptr.To[int32](1))},
+		"unset, on one node too":              {cluster: cluster(monoclev1alpha1.ElasticsearchECK, ptr.To[int32](1))},
+		"0 on the bundled node":               {replicas: ptr.To[int32](0), cluster: cluster(monoclev1alpha1.ElasticsearchBundled, ptr.To[int32](1))},
+		"1 on the bundled node":               {replicas: ptr.To[int32](1), cluster: cluster(monoclev1alpha1.ElasticsearchBundled, ptr.To[int32](1)), refused: "indexReplicas is 1 but the cluster has 1 data nodes"},
+		"1 on the bundled node before a read": {replicas: ptr.To[int32](1), cluster: cluster(monoclev1alpha1.ElasticsearchBundled, nil), refused: "set at most 0"},
+		"2 on 3 data nodes":                   {replicas: ptr.To[int32](2), cluster: cluster(monoclev1alpha1.ElasticsearchECK, ptr.To[int32](3))},
+		"3 on 3 data nodes": {replicas: ptr.To[int32](3), cluster: cluster(monoclev1alpha1.ElasticsearchExternal, ptr.To[int32](3)),
+			refused: "3 replicas need 4 data nodes; set at most 2"},
+		"2 before the first read of a cluster by URL": {replicas: ptr.To[int32](2), cluster: cluster(monoclev1alpha1.ElasticsearchExternal, nil)},
+		"no cluster status yet":                       {replicas: ptr.To[int32](2)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cond := ReplicasCondition(replicasMonocle(tc.replicas), tc.cluster)
+			switch {
+			case tc.refused == "" && cond != nil:
+				t.Errorf("refused: %+v", cond)
+			case tc.refused == "":
+			case cond == nil:
+				t.Errorf("accepted, want a refusal saying %q", tc.refused)
+			case cond.Type != monoclev1alpha1.ConditionSpecAccepted || cond.Status != "False" || cond.Reason != reasons.IndexReplicasTooHigh ||
+				!strings.Contains(cond.Message, tc.refused):
+				t.Errorf("condition %+v, want SpecAccepted False IndexReplicasTooHigh saying %q", cond, tc.refused)
+			}
+		})
+	}
+}
+
+// TestClusterStatus: kind and URL come from the target, phase and health stay as the status
+// has them, the data nodes and the replicas come from the last read that found them, and
+// the replicas only while indexReplicas is set and the indices agree.
+func TestClusterStatus(t *testing.T) {
+	bundled := resources.BundledTarget(newMonocle("demo"))
+	was := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://old:9200", Phase: "Ready",
+		Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)}
+	for name, tc := range map[string]struct {
+		replicas *int32
+		was      *monoclev1alpha1.ElasticsearchClusterStatus
+		last     operand.Result
+		want     monoclev1alpha1.ElasticsearchClusterStatus
+	}{
+		"a new bundled Monocle": {
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200"},
+		},
+		"the first read": {
+			replicas: ptr.To[int32](0),
+			last:     operand.Result{DataNodes: 1, Replicas: map[string]int{"monocle.config": 0, "monocle.changes.1.demo": 0}},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				DataNodes: ptr.To[int32](1), IndexReplicas: ptr.To[int32](0)},
+		},
+		"no read yet: what the status had, with the target's kind and URL": {
+			replicas: ptr.To[int32](1), was: was,
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)},
+		},
+		"indices that differ, such as a new workspace's": {
+			replicas: ptr.To[int32](1), was: was,
+			last: operand.Result{DataNodes: 2, Replicas: map[string]int{"monocle.config": 1, "monocle.changes.1.new": 0}},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](2)},
+		},
+		"replicas unreadable: the status keeps them": {
+			replicas: ptr.To[int32](1), was: was,
+			last: operand.Result{DataNodes: 3, ReplicasErr: "boom"},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)},
+		},
+		"indexReplicas unset: none reported": {
+			was:  was,
+			last: operand.Result{DataNodes: 3},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3)},
+		},
+		"no Monocle index yet": {
+			replicas: ptr.To[int32](1),
+			last:     operand.Result{DataNodes: 2, Replicas: map[string]int{}},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+				DataNodes: ptr.To[int32](2)},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := ClusterStatus(replicasMonocle(tc.replicas), bundled, tc.was, tc.last)
+			if got.Kind != tc.want.Kind || got.URL != tc.want.URL || got.Phase != tc.want.Phase || got.Health != tc.want.Health ||
+				!ptr.Equal(got.DataNodes, tc.want.DataNodes) || !ptr.Equal(got.IndexReplicas, tc.want.IndexReplicas) {
+				t.Errorf("status %s, want %s", describeCluster(got), describeCluster(&tc.want))
+			}
+		})
+	}
+}
+
+// describeCluster prints s with its pointers' values.
+func describeCluster(s *monoclev1alpha1.ElasticsearchClusterStatus) string {
+	n := func(p *int32) string {
+		if p == nil {
+			return "nil"
+		}
+		return fmt.Sprint(*p)
+	}
+	return fmt.Sprintf("%s %s %s/%s nodes %s replicas %s", s.Kind, s.URL, s.Phase, s.Health, n(s.DataNodes), n(s.IndexReplicas))
+}
+
+// TestUnreachableNamesTheClusterRead: a failed read of the bundled node names its Service and
+// the NetworkPolicy; one of a cluster the operator does not run names that cluster, not the
+// bundled Service nor the NetworkPolicy, which play no part there.
+func TestUnreachableNamesTheClusterRead(t *testing.T) {
+	last := operand.Result{Err: "GET _cluster/health: status 401 security_exception"}
+	bundled := newMonocle("m")
+	eck := newMonocle("m")
+	eck.Spec.Elasticsearch.ElasticsearchRef = &monoclev1alpha1.ElasticsearchReference{Name: "es", Namespace: "search"}
+	external := newMonocle("m")
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://search.example.com"}
+	for _, c := range []struct {
+		m         *monoclev1alpha1.Monocle
+		want, not string
+	}{
+		{bundled, "at http://m-elastic." + bundled.Namespace + ".svc:9200 (the NetworkPolicy m must admit", ""},
+		{eck, "Elasticsearch of spec.elasticsearch (eck/search/es): GET _cluster/health: status 401", "NetworkPolicy"},
+		{external, "Elasticsearch of spec.elasticsearch (https://search.example.com:443): GET", "m-elastic"},
+	} {
+		var healthy *metav1.Condition
+		for _, cond := range HealthConditions(c.m, last, true) {
+			if cond.Type == monoclev1alpha1.ConditionElasticsearchHealthy {
+				healthy = &cond
+			}
+		}
+		switch {
+		case healthy == nil || healthy.Reason != reasons.ElasticsearchUnreachable:
+			t.Errorf("%s: ElasticsearchHealthy %+v, want ElasticsearchUnreachable", c.want, healthy)
+		case !strings.Contains(healthy.Message, c.want) || (c.not != "" && strings.Contains(healthy.Message, c.not)):
+			t.Errorf("ElasticsearchHealthy message %q, want one with %q and without %q", healthy.Message, c.want, c.not)
+		}
+	}
+}
+
+// TestAdviceFitsTheCluster: a red cluster and a full disk send the user to the bundled
+// node's logs and spec.storageSize, and to the cluster's own health and data nodes for a
+// cluster the operator does not run.
+func TestAdviceFitsTheCluster(t *testing.T) {
+	full := int32(97)
+	red := operand.Result{Health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: &full,
+		ReadOnlyIndices: []string{"monocle.config"}}}
+	bundled := newMonocle("m")
+	external := newMonocle("m")
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://search.example.com"}
+	for _, c := range []struct {
+		m                   *monoclev1alpha1.Monocle
+		want, wantDisk, not string
+	}{
+		{bundled, "kubectl logs m-elastic-0", "raise spec.storageSize", "data nodes"},
+		{external, "the cluster's own health", "the cluster's data nodes", "storageSize"},
+	} {
+		for _, cond := range HealthConditions(c.m, red, true) {
+			want := c.want
+			if cond.Type == monoclev1alpha1.ConditionDiskPressure {
+				want = c.wantDisk
+			}
+			if !strings.Contains(cond.Message, want) || strings.Contains(cond.Message, c.not) || strings.Contains(cond.Message, "kubectl logs") != (c.m == bundled && cond.Type == monoclev1alpha1.ConditionElasticsearchHealthy) {
+				t.Errorf("%s of %s: %q, want %q and not %q", cond.Type, resources.Identity(c.m), cond.Message, want, c.not)
+			}
 		}
 	}
 }

@@ -67,8 +67,7 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 			why = "not read yet"
 		}
 		healthy.Reason = reasons.ElasticsearchUnreachable
-		healthy.Message = Truncate(fmt.Sprintf("Cannot read the health of Elasticsearch at %s (the NetworkPolicy %s must admit the operator's pods to port %d): %s",
-			operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort, why))
+		healthy.Message = Truncate(fmt.Sprintf("Cannot read the health of Elasticsearch %s: %s", readFrom(m), why))
 		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
 		return []metav1.Condition{healthy, disk}
 	}
@@ -82,24 +81,51 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 		healthy.Message = "Elasticsearch reports yellow: a replica shard is unassigned, as on any single node whose indices ask for replicas; every document can be read and written"
 	default:
 		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.Red
-		healthy.Message = "Elasticsearch reports red: a primary shard is unassigned, so some indices cannot be read or written; see its logs (kubectl logs " +
-			resources.ElasticName(m) + "-0)"
+		healthy.Message = "Elasticsearch reports red: a primary shard is unassigned, so some indices cannot be read or written; " + redAdvice(m)
 	}
 	used := ptr.Deref(h.DiskUsedPercent, 0)
 	if len(h.ReadOnlyIndices) > 0 {
 		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.IndicesReadOnly
-		disk.Message = Truncate(fmt.Sprintf("Elasticsearch's data volume is %d%% full and Elasticsearch made %d indices read-only at its flood-stage watermark (%s): Monocle drops what it crawls until they are writable; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion), and the operator clears the block once the disk is under the high watermark",
-			used, len(h.ReadOnlyIndices), strings.Join(h.ReadOnlyIndices, ", ")))
+		disk.Message = Truncate(fmt.Sprintf("Elasticsearch's data volume is %d%% full and Elasticsearch made %d indices read-only at its flood-stage watermark (%s): Monocle drops what it crawls until they are writable; %s, and the operator clears the block once the disk is under the high watermark",
+			used, len(h.ReadOnlyIndices), strings.Join(h.ReadOnlyIndices, ", "), diskAdvice(m)))
 		return []metav1.Condition{healthy, disk}
 	}
 	disk.Status, disk.Reason = metav1.ConditionFalse, reasons.VolumeHasRoom
 	disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (at most %d%%)", used, monoclev1alpha1.DiskPressurePercent)
 	if used > monoclev1alpha1.DiskPressurePercent {
 		disk.Status, disk.Reason = metav1.ConditionTrue, reasons.VolumeAlmostFull
-		disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (over %d%%): at its flood-stage watermark (95%% by default) Elasticsearch makes the indices read-only and Monocle drops crawled documents; raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)",
-			used, monoclev1alpha1.DiskPressurePercent)
+		disk.Message = fmt.Sprintf("Elasticsearch's data volume is %d%% full (over %d%%): at its flood-stage watermark (95%% by default) Elasticsearch makes the indices read-only and Monocle drops crawled documents; %s",
+			used, monoclev1alpha1.DiskPressurePercent, diskAdvice(m))
 	}
 	return []metav1.Condition{healthy, disk}
+}
+
+// redAdvice and diskAdvice say what to do about a red Elasticsearch and a full disk: on the
+// bundled node, its logs and spec.storageSize; on a cluster of elasticsearchRef or external,
+// which the operator does not run, that cluster's own.
+func redAdvice(m *monoclev1alpha1.Monocle) string {
+	if resources.Identity(m) != "" {
+		return "see the cluster's own health and logs (GET _cluster/allocation/explain tells why a shard is unassigned)"
+	}
+	return "see its logs (kubectl logs " + resources.ElasticName(m) + "-0)"
+}
+
+func diskAdvice(m *monoclev1alpha1.Monocle) string {
+	if resources.Identity(m) != "" {
+		return "free or add disk on the cluster's data nodes, which the operator does not run"
+	}
+	return "raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)"
+}
+
+// readFrom says where the operator reads m's Elasticsearch, for the message of a failed read:
+// the bundled node through its Service, which m's NetworkPolicy must open to the operator,
+// or the cluster of elasticsearchRef or external (resources.Identity), which it does not run.
+func readFrom(m *monoclev1alpha1.Monocle) string {
+	if id := resources.Identity(m); id != "" {
+		return "of spec.elasticsearch (" + id + ")"
+	}
+	return fmt.Sprintf("at %s (the NetworkPolicy %s must admit the operator's pods to port %d)",
+		operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort)
 }
 
 // APIHealthRead reports whether m's status has an APIHealthy condition that a read of the
@@ -110,12 +136,13 @@ func APIHealthRead(m *monoclev1alpha1.Monocle) bool {
 }
 
 // EarlierHealth returns the ElasticsearchHealthy and DiskPressure conditions of m's status
-// when a read made them (not while Elasticsearch had no ready pod), else nil.
+// when a read made them (not while Elasticsearch had no ready pod, nor while the sync found
+// the cluster of elasticsearchRef or external missing or in use), else nil.
 func EarlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {
 	var out []metav1.Condition
 	for _, typ := range []string{monoclev1alpha1.ConditionElasticsearchHealthy, monoclev1alpha1.ConditionDiskPressure} {
 		c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
-		if c == nil || c.Reason == reasons.ElasticsearchNotReady {
+		if c == nil || c.Reason == reasons.ElasticsearchNotReady || c.Reason == reasons.ElasticsearchNotFound || c.Reason == reasons.ElasticsearchInUse {
 			return nil
 		}
 		out = append(out, *c)

@@ -42,12 +42,13 @@ func RestoreWanted(m *monoclev1alpha1.Monocle) bool {
 	return st == nil || st.Snapshot != r.Snapshot || st.Phase != monoclev1alpha1.RestoreSucceeded
 }
 
-// restoreSourceOf is the repository spec.restore reads from: its own repository, or another
-// one registered read-only as "restore-source".
+// restoreSourceOf is the repository spec.restore reads from: its own repository (the
+// existing one of spec.backup, checked, never registered), or another one registered
+// read-only as "restore-source".
 func restoreSourceOf(m *monoclev1alpha1.Monocle) (string, elastic.Repository) {
 	src := m.Spec.Restore.Repository
 	if src == nil || (src.Volume != nil && resources.BackupVolumeWanted(m) && src.Volume.ClaimName == resources.BackupClaimName(m)) {
-		return resources.BackupRepositoryName, ownRepository(m)
+		return backupRepositoryName(m), ownRepository(m)
 	}
 	return resources.RestoreSourceRepositoryName,
 		repositoryOf(m, src, resources.RestoreSourceMountPath, resources.RestoreSourceS3Client, true)

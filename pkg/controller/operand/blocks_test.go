@@ -129,7 +129,7 @@ func TestBlocksReadPastAnyWatermark(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			health, _, _, err := operand.ReadHealth(context.Background(), klog.Background(), client, false)
+			health, _, _, _, err := operand.ReadHealth(context.Background(), klog.Background(), client, false)
 			if err != nil || !reflect.DeepEqual(health.ReadOnlyIndices, tc.want) {
 				t.Fatalf("read-only indices %v, err %v; want %v", health.ReadOnlyIndices, err, tc.want)
 			}

@@ -5,6 +5,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // What a sync hands the worker and what it gets back. A sync plans (package day2), the
@@ -24,6 +25,11 @@ type Inputs struct {
 	// Workspaces are the workspaces with crawlers of the config in force, whose crawler
 	// progress and errors the read reads.
 	Workspaces []string
+	// Target is the Elasticsearch the reads go to, with its credentials and CA. Its zero
+	// value, like any of Kind Bundled, is the Monocle's bundled node, read through its
+	// Service (ElasticURL). A read starts at once when it changes, with a client built for
+	// it. It holds a password: never log it.
+	Target resources.ElasticsearchTarget
 }
 
 // Plan is the Elasticsearch work a sync asks the next read of a Monocle to do besides
@@ -31,8 +37,12 @@ type Inputs struct {
 type Plan struct {
 	// Repo is the Monocle's own snapshot repository, registered as
 	// resources.BackupRepositoryName; its Type is "" when spec.backup is unset, and then no
-	// snapshot is taken, listed or expired.
+	// snapshot is taken, listed or expired, or when the repository is Existing.
 	Repo elastic.Repository
+	// Existing is the name of a repository registered by someone else
+	// (spec.backup.repository.existing), which snapshots go into instead: the read checks that
+	// it is registered, and never registers or changes it.
+	Existing string
 	// Take is the snapshot to start, or "".
 	Take string
 	// Keep is how many scheduled snapshots (ScheduledSnapshotPrefix) to keep.
@@ -44,6 +54,31 @@ type Plan struct {
 	// KeepBlocks leaves a flood-stage read-only block the read finds as it is
 	// (AutoPilotBlockClearing); otherwise a block that outlived the full disk is cleared.
 	KeepBlocks bool
+	// Replicas is the number_of_replicas to keep on Monocle's indices.
+	Replicas ReplicasPlan
+}
+
+// BackupRepository is the name of the repository p's snapshots go into: Existing, or
+// resources.BackupRepositoryName for the Monocle's own; "" without spec.backup.
+func (p Plan) BackupRepository() string {
+	switch {
+	case p.Existing != "":
+		return p.Existing
+	case p.Repo.Type != "":
+		return resources.BackupRepositoryName
+	}
+	return ""
+}
+
+// ReplicasPlan is the number_of_replicas a read keeps on Monocle's indices
+// (spec.elasticsearch.indexReplicas).
+type ReplicasPlan struct {
+	// Keep is set when spec.elasticsearch.indexReplicas is: the read then reads
+	// index.number_of_replicas of Monocle's indices (Result.Replicas) and sets it to N on
+	// all of them when one differs and the data nodes the read found hold N replicas
+	// (ReplicasFit).
+	Keep bool
+	N    int32
 }
 
 // RestorePlan is one step of a restore of a snapshot.
@@ -52,7 +87,9 @@ type RestorePlan struct {
 	// snapshot's indices and close the open ones) or RestoreRestoring (start the restore,
 	// then wait for it). "" means no step.
 	Phase monoclev1alpha1.RestorePhase
-	// RepoName and Repo are the repository to restore from, registered under that name.
+	// RepoName and Repo are the repository to restore from, registered under that name; Repo's
+	// Type is "" for a repository registered by someone else, which is checked, never
+	// registered.
 	RepoName string
 	Repo     elastic.Repository
 	// Snapshot is the name of the snapshot to restore.
@@ -93,14 +130,25 @@ type Result struct {
 	// deleted (or found gone).
 	Indices []elastic.Index
 	Deleted string
+	// DataNodes is number_of_data_nodes of the cluster health the last read that succeeded
+	// found; 0 before one.
+	DataNodes int
+	// Replicas is index.number_of_replicas of each Monocle index, by name, as the last read
+	// whose plan kept them (ReplicasPlan.Keep) left them; nil before one, without Keep, or when
+	// they could not be read. ReplicasErr says why reading or setting them failed.
+	Replicas    map[string]int
+	ReplicasErr string
 }
 
 // BackupOutcome is what a read did of the backup and restore work of its plan.
 type BackupOutcome struct {
 	// Plan is the plan the read carried out.
 	Plan Plan
-	// RepoErr says why the own repository could not be registered.
-	RepoErr string
+	// RepoErr says why the own repository could not be registered, or why the existing one
+	// could not be checked; RepoMissing is set when the existing one is not registered in the
+	// cluster. Nothing was taken or listed then.
+	RepoErr     string
+	RepoMissing bool
 	// Taken is true when Plan.Take was started or already existed; TakeErr says why not, or
 	// why the repository could not be listed.
 	Taken   bool

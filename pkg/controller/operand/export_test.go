@@ -15,6 +15,7 @@ var (
 	ReadCrawlers   = readCrawlers
 	DeleteThenList = deleteThenList
 	RunSnapshots   = runSnapshots
+	KeepReplicas   = keepReplicas
 )
 
 // SetLast makes r the last result of m in w, as if it were left by an earlier read.
@@ -42,7 +43,16 @@ func ReadNow(w Worker, m *monoclev1alpha1.Monocle, in Inputs) {
 	if in.APIReady {
 		apiURL = apiHealthURL(m)
 	}
-	x.read(klog.Background(), cache.MetaObjectToName(m), m.UID, ElasticURL(m), apiURL, in.Plan, in.Workspaces)
+	key := cache.MetaObjectToName(m)
+	x.mu.Lock()
+	r := x.last[key]
+	if r == nil {
+		// A read without a state records nothing, as when m was forgotten meanwhile.
+		r = &state{}
+	}
+	client, err := x.connect(r, operatorTarget(m, in.Target))
+	x.mu.Unlock()
+	x.read(klog.Background(), key, m.UID, client, err, apiURL, in.Plan, in.Workspaces)
 }
 
 // BackUp does the backup and restore work of plan for m with client, as a read does.

@@ -39,15 +39,15 @@ func apiHealthURL(m *monoclev1alpha1.Monocle) string {
 // Monocle ignores the failed writes and drops what it crawls. When the watermarks cannot be
 // read, more than DiskPressurePercent used stands for them. A failure of these requests is
 // logged, never a failed read. disk is what the health's disk use was read from; wm the
-// watermarks, nil when they could not be read.
-func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (_ *monoclev1alpha1.ElasticsearchHealth, disk elastic.Disk, wm *elastic.Watermarks, _ error) {
+// watermarks, nil when they could not be read; dataNodes the health's number_of_data_nodes.
+func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, blocks bool) (_ *monoclev1alpha1.ElasticsearchHealth, disk elastic.Disk, wm *elastic.Watermarks, dataNodes int, _ error) {
 	health, err := client.Health(ctx)
 	if err != nil {
-		return nil, disk, nil, err
+		return nil, disk, nil, 0, err
 	}
 	disk, err = client.DiskUsage(ctx)
 	if err != nil {
-		return nil, disk, nil, err
+		return nil, disk, nil, 0, err
 	}
 	out := &monoclev1alpha1.ElasticsearchHealth{
 		Status:          string(health.Status),
@@ -69,7 +69,7 @@ func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, 
 			out.ReadOnlyIndices = blocked
 		}
 	}
-	return out, disk, wm, nil
+	return out, disk, wm, health.NumberOfDataNodes, nil
 }
 
 // Mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes

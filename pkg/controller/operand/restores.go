@@ -17,7 +17,8 @@ import (
 // that are none of the Monocle's business, and any of them open in this cluster would make
 // Elasticsearch refuse the whole restore.
 //
-// The Pending step registers the source repository, reads the snapshot's Monocle indices
+// The Pending step registers the source repository (or checks that one registered by
+// someone else is there: a missing one is an error, tried again, not a failed restore), reads the snapshot's Monocle indices
 // (none is a Failed restore) and closes those that exist open, hidden ones included:
 // Elasticsearch restores only over closed indices, and closing is idempotent. The Restoring
 // step starts the restore, then reads whether it is done. Elasticsearch refuses to restore
@@ -27,8 +28,12 @@ import (
 // Elasticsearch's reason.
 func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) RestoreOutcome {
 	var out RestoreOutcome
-	if err := client.EnsureRepository(ctx, p.RepoName, p.Repo); err != nil {
-		out.Err = "registering the repository " + p.RepoName + ": " + err.Error()
+	if err := useRepository(ctx, client, p.RepoName, p.Repo); err != nil {
+		verb := "registering"
+		if p.Repo.Type == "" {
+			verb = "checking"
+		}
+		out.Err = verb + " the repository " + p.RepoName + ": " + err.Error()
 		return out
 	}
 	switch p.Phase {
@@ -51,7 +56,7 @@ func runRestore(ctx context.Context, client elastic.Client, p RestorePlan) Resto
 				p.Snapshot, elastic.ConfigIndex, elastic.WorkspaceIndexPrefix, strings.Join(snap.Indices, ", "))
 			return out
 		}
-		existing, err := client.Indices(ctx, "monocle*")
+		existing, err := client.Indices(ctx, monoclePattern)
 		if err != nil {
 			out.Err = err.Error()
 			return out

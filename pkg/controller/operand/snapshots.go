@@ -8,11 +8,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
-	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // Snapshots. The operator takes them itself with Elasticsearch's snapshot API, in the
-// Monocle's own repository (resources.BackupRepositoryName). A snapshot's name comes from
+// Monocle's own repository (resources.BackupRepositoryName), or in one registered by someone
+// else (spec.backup.repository.existing), which it never registers or changes. A snapshot's name comes from
 // what asked for it (a schedule's slot, an annotation's value), so a process that dies after
 // Elasticsearch accepted a snapshot and before the status said so asks again, meets "already
 // exists" (or "already in-progress" while it runs), and counts it as taken: no snapshot is
@@ -27,27 +27,28 @@ import (
 // expire (Plan.Keep).
 const ScheduledSnapshotPrefix = "scheduled-"
 
-// runSnapshots carries out the snapshot work of p against client: it registers the
-// repository, starts p.Take, lists the repository, deletes the readable scheduled snapshots
-// beyond p.Keep and reads the size of the newest successful snapshot (once per snapshot:
-// sizes carries the earlier ones).
+// runSnapshots carries out the snapshot work of p against client: it registers the own
+// repository, or checks that the existing one is registered (useRepository), starts p.Take,
+// lists the repository, deletes the readable scheduled snapshots beyond p.Keep and reads the
+// size of the newest successful snapshot (once per snapshot: sizes carries the earlier ones).
 func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[string]int64) BackupOutcome {
 	out := BackupOutcome{Plan: p, Sizes: map[string]int64{}}
-	if p.Repo.Type == "" {
+	repo := p.BackupRepository()
+	if repo == "" {
 		return out
 	}
-	if err := client.EnsureRepository(ctx, resources.BackupRepositoryName, p.Repo); err != nil {
-		out.RepoErr = err.Error()
+	if err := useRepository(ctx, client, repo, p.Repo); err != nil {
+		out.RepoErr, out.RepoMissing = err.Error(), p.Repo.Type == "" && elastic.IsNotFound(err)
 		return out
 	}
 	if p.Take != "" {
-		err := takeSnapshot(ctx, client, p.Take)
+		err := takeSnapshot(ctx, client, repo, p.Take)
 		out.Taken = err == nil
 		if err != nil {
 			out.TakeErr = err.Error()
 		}
 	}
-	snaps, unreadable, err := client.Snapshots(ctx, resources.BackupRepositoryName)
+	snaps, unreadable, err := client.Snapshots(ctx, repo)
 	if err != nil {
 		out.TakeErr = strings.TrimPrefix(out.TakeErr+"; ", "; ") + err.Error()
 		return out
@@ -58,7 +59,7 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 			"snapshots", unreadable)
 	}
 	for _, s := range expiredSnapshots(snaps, p.Keep) {
-		if err := client.DeleteSnapshot(ctx, resources.BackupRepositoryName, s.Name); err != nil {
+		if err := client.DeleteSnapshot(ctx, repo, s.Name); err != nil {
 			klog.FromContext(ctx).V(2).Info("Deleting an expired snapshot failed", "snapshot", s.Name, "err", err)
 			continue
 		}
@@ -68,17 +69,29 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 	if last := LastSuccessful(snaps); last != nil {
 		if n, ok := sizes[last.Name]; ok {
 			out.Sizes[last.Name] = n
-		} else if n, err := client.SnapshotSize(ctx, resources.BackupRepositoryName, last.Name); err == nil {
+		} else if n, err := client.SnapshotSize(ctx, repo, last.Name); err == nil {
 			out.Sizes[last.Name] = n
 		}
 	}
 	return out
 }
 
-// takeSnapshot starts snapshot name of the Monocle indices (monocle.*); one that already
-// exists, or is still being taken, counts as taken: the name is this Monocle's own.
-func takeSnapshot(ctx context.Context, client elastic.Client, name string) error {
-	indices, err := client.Indices(ctx, "monocle*")
+// useRepository makes repository name usable: it registers repo under name, or, when repo's
+// Type is "" (a repository registered by someone else, spec's existing), checks that name is
+// registered, an error that elastic.IsNotFound matches when it is not, and never registers or
+// changes it.
+func useRepository(ctx context.Context, client elastic.Client, name string, repo elastic.Repository) error {
+	if repo.Type == "" {
+		return client.CheckRepository(ctx, name)
+	}
+	return client.EnsureRepository(ctx, name, repo)
+}
+
+// takeSnapshot starts snapshot name of the Monocle indices (monocle*) in repository repo; one
+// that already exists, or is still being taken, counts as taken: the name is this Monocle's
+// own.
+func takeSnapshot(ctx context.Context, client elastic.Client, repo, name string) error {
+	indices, err := client.Indices(ctx, monoclePattern)
 	if err != nil {
 		return err
 	}
@@ -89,7 +102,7 @@ func takeSnapshot(ctx context.Context, client elastic.Client, name string) error
 	for _, ix := range indices {
 		names = append(names, ix.Name)
 	}
-	err = client.CreateSnapshot(ctx, resources.BackupRepositoryName, name, names)
+	err = client.CreateSnapshot(ctx, repo, name, names)
 	if elastic.IsSnapshotNameTaken(err) {
 		return nil
 	}

@@ -2,7 +2,8 @@
 // Elasticsearch reports of itself (cluster health, disk use, read-only indices, crawler
 // progress and errors, workspace indices) and asks the Monocle API for its /health, and it
 // carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
-// the index of a removed workspace, taking, listing and expiring snapshots, restoring one).
+// the index of a removed workspace, keeping the replicas of Monocle's indices, taking,
+// listing and expiring snapshots, restoring one).
 //
 // No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
 // read in the background when Elasticsearch has a ready pod and the last read is older than
@@ -13,6 +14,7 @@
 package operand
 
 import (
+	"bytes"
 	"context"
 	"maps"
 	"net"
@@ -28,6 +30,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // Options sets how the worker reads the Monocles' Elasticsearch.
@@ -38,7 +41,9 @@ type Options struct {
 	// Timeout bounds one read (its requests together), and apart from it the backup and
 	// restore work of the read.
 	Timeout time.Duration
-	// Transport carries the requests; nil is elastic.NewTransport().
+	// Transport carries the requests; nil is elastic.NewTransport(). For a target with a CA
+	// of its own the worker uses a copy of it trusting that CA (elastic.TrustCA) when it is
+	// an *http.Transport, and it as is otherwise.
 	Transport http.RoundTripper
 	// DialAddress, when set, is the host:port every connection to an operand goes to instead
 	// of its Service (a port-forward, or a test's fake Elasticsearch).
@@ -89,6 +94,7 @@ func New(ctx context.Context, o Options, enqueue func(key cache.ObjectName, afte
 		return Off()
 	}
 	transport := o.Transport
+	base, _ := transport.(*http.Transport)
 	if transport == nil {
 		t := elastic.NewTransport()
 		if o.DialAddress != "" {
@@ -98,23 +104,22 @@ func New(ctx context.Context, o Options, enqueue func(key cache.ObjectName, afte
 				return dialer.DialContext(ctx, network, o.DialAddress)
 			}
 		}
-		transport = t
+		transport, base = t, t
 	}
 	slots := o.MaxReads
 	if slots <= 0 {
 		slots = 16
 	}
 	return &worker{
-		ctx:      ctx,
-		http:     &http.Client{Transport: transport},
-		interval: o.Interval,
-		timeout:  o.Timeout,
-		slots:    make(chan struct{}, slots),
-		newClient: func(url string) (elastic.Client, error) {
-			return elastic.New(url, transport)
-		},
-		enqueue: enqueue,
-		last:    map[cache.ObjectName]*state{},
+		ctx:       ctx,
+		http:      &http.Client{Transport: transport},
+		interval:  o.Interval,
+		timeout:   o.Timeout,
+		slots:     make(chan struct{}, slots),
+		transport: transport,
+		base:      base,
+		enqueue:   enqueue,
+		last:      map[cache.ObjectName]*state{},
 	}
 }
 
@@ -124,8 +129,11 @@ type worker struct {
 	ctx               context.Context
 	interval, timeout time.Duration
 	// slots bounds the reads under way at once.
-	slots     chan struct{}
-	newClient func(url string) (elastic.Client, error)
+	slots chan struct{}
+	// transport carries the requests to Elasticsearch of a target without a CA of its own;
+	// base, when not nil, is the transport a target's CA is added to (a copy of it).
+	transport http.RoundTripper
+	base      *http.Transport
 	// http reads the Monocle API's /health.
 	http    *http.Client
 	enqueue func(key cache.ObjectName, after time.Duration)
@@ -143,6 +151,61 @@ type state struct {
 	// plan is the plan of the read under way or of the last one.
 	plan   Plan
 	result Result
+	// conn is the client of the last read's target; nil before the first read.
+	conn *conn
+}
+
+// conn is a client of one Elasticsearch target, or why none could be built.
+type conn struct {
+	// target holds a password: never log it.
+	target resources.ElasticsearchTarget
+	client elastic.Client
+	err    error
+	// own is the transport built for the target's CA, nil when it uses the shared one.
+	own *http.Transport
+}
+
+// close lets go of the idle connections of c's own transport; a nil c is fine.
+func (c *conn) close() {
+	if c != nil && c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// sameTarget reports whether a and b are the same cluster reached the same way.
+func sameTarget(a, b resources.ElasticsearchTarget) bool {
+	return a.Kind == b.Kind && a.URL == b.URL && a.Username == b.Username && a.Password == b.Password &&
+		bytes.Equal(a.CA, b.CA)
+}
+
+// operatorTarget is the target the worker reads for m given t: t, or the bundled node
+// through its Service (ElasticURL, which resolves from the operator's namespace, unlike the
+// URL Monocle's own pods use) when t is the bundled one or unset.
+func operatorTarget(m *monoclev1alpha1.Monocle, t resources.ElasticsearchTarget) resources.ElasticsearchTarget {
+	if t.Kind == "" || t.Kind == monoclev1alpha1.ElasticsearchBundled {
+		return resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchBundled, URL: ElasticURL(m)}
+	}
+	return t
+}
+
+// connect returns the client of r for target t, the one of r's last read when t is the same,
+// a new one otherwise. w.mu must be held.
+func (w *worker) connect(r *state, t resources.ElasticsearchTarget) (elastic.Client, error) {
+	if r.conn != nil && sameTarget(r.conn.target, t) {
+		return r.conn.client, r.conn.err
+	}
+	r.conn.close()
+	c := &conn{target: t}
+	r.conn = c
+	transport := w.transport
+	if len(t.CA) > 0 && w.base != nil {
+		if c.own, c.err = elastic.TrustCA(w.base, t.CA); c.err != nil {
+			return nil, c.err
+		}
+		transport = c.own
+	}
+	c.client, c.err = elastic.NewClient(elastic.Config{URL: t.URL, Username: t.Username, Password: t.Password, Transport: transport})
+	return c.client, c.err
 }
 
 // Observe implements Worker: see Worker.Observe.
@@ -152,15 +215,20 @@ func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inp
 	defer w.mu.Unlock()
 	r := w.last[key]
 	if r == nil || r.uid != m.UID {
+		if r != nil {
+			r.conn.close()
+		}
 		r = &state{uid: m.UID}
 		w.last[key] = r
 	}
 	if !in.ElasticReady {
 		return r.result, true
 	}
+	target := operatorTarget(m, in.Target)
 	switch due := w.interval - time.Since(r.result.Done); {
 	case r.running:
-	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan || (in.APIReady && !r.result.APIRead):
+	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan || (r.conn != nil && !sameTarget(r.conn.target, target)) ||
+		(in.APIReady && !r.result.APIRead):
 		select {
 		case w.slots <- struct{}{}:
 			r.running, r.readsAPI, r.plan = true, in.APIReady, in.Plan
@@ -168,7 +236,8 @@ func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inp
 			if in.APIReady {
 				apiURL = apiHealthURL(m)
 			}
-			go w.read(klog.FromContext(ctx), key, m.UID, ElasticURL(m), apiURL, in.Plan, in.Workspaces)
+			client, err := w.connect(r, target)
+			go w.read(klog.FromContext(ctx), key, m.UID, client, err, apiURL, in.Plan, in.Workspaces)
 		default:
 			// Every slot is taken: try again shortly.
 			w.enqueue(key, time.Second)
@@ -197,13 +266,16 @@ func (w *worker) LastBackup(m *monoclev1alpha1.Monocle) *BackupOutcome {
 // Forget implements Worker.
 func (w *worker) Forget(key cache.ObjectName) {
 	w.mu.Lock()
+	if r := w.last[key]; r != nil {
+		r.conn.close()
+	}
 	delete(w.last, key)
 	w.mu.Unlock()
 	forgetElasticsearch(key)
 }
 
-// read reads the operands of key, with Elasticsearch at url and, when apiURL is set, the
-// Monocle API's /health there, carries out plan in between, records the result for key,
+// read reads the operands of key, with client (nil when it could not be built, for the
+// reason err) and, when apiURL is set, the Monocle API's /health there, carries out plan in between, records the result for key,
 // enqueues key at once when the result changed, and again after the interval. It frees a
 // slot when it ends.
 //
@@ -211,9 +283,9 @@ func (w *worker) Forget(key cache.ObjectName) {
 // watermarks and read-only indices; clear a block that outlived the full disk (unless plan.KeepBlocks);
 // read the crawler progress and errors of workspaces; ask the API; delete
 // plan.DeleteIndex; list the workspace indices, so that the listing reflects the deletion;
-// then, with a timeout of its own, the backup and restore work of plan, after which key is
+// read and keep the replicas of Monocle's indices (plan.Replicas); then, with a timeout of its own, the backup and restore work of plan, after which key is
 // always enqueued. Elasticsearch's steps run only once its health was read.
-func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, url, apiURL string, plan Plan, workspaces []string) {
+func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, client elastic.Client, err error, apiURL string, plan Plan, workspaces []string) {
 	defer func() { <-w.slots }()
 	started := time.Now()
 	ctx, cancel := context.WithTimeout(w.ctx, w.timeout)
@@ -225,13 +297,12 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 	}
 	w.mu.Unlock()
 	monocle := logger.WithValues("monocle", key)
-	// One client serves every request of the read.
-	client, err := w.newClient(url)
 	var health *monoclev1alpha1.ElasticsearchHealth
+	var dataNodes int
 	if err == nil {
 		var disk elastic.Disk
 		var wm *elastic.Watermarks
-		health, disk, wm, err = readHealth(ctx, monocle, client, blocks)
+		health, disk, wm, dataNodes, err = readHealth(ctx, monocle, client, blocks)
 		if err == nil && !plan.KeepBlocks {
 			health.ReadOnlyIndices = clearBlocks(ctx, monocle, client, disk, wm, health.ReadOnlyIndices)
 		}
@@ -252,12 +323,15 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 	}
 	var indices []elastic.Index
 	deleted := ""
+	var replicas map[string]int
+	replicasErr := ""
 	if err == nil {
 		indices, deleted = deleteThenList(ctx, monocle, client, plan.DeleteIndex)
+		replicas, replicasErr = keepReplicas(ctx, monocle, client, plan.Replicas, dataNodes)
 	}
 	var backup *BackupOutcome
 	switch {
-	case plan.Repo.Type == "" && plan.Restore.Phase == "":
+	case plan.BackupRepository() == "" && plan.Restore.Phase == "":
 	case client == nil:
 		backup = &BackupOutcome{Plan: plan, RepoErr: err.Error(), Restore: RestoreOutcome{Err: err.Error()}}
 	default:
@@ -277,7 +351,9 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, u
 		was.APIRead != (apiURL != "") || was.APIErr != apiErr
 	r.running, was.Done, was.Err = false, time.Now(), errText
 	if err == nil {
-		was.Health, was.HealthTime = health, started
+		changed = changed || was.DataNodes != dataNodes || !maps.Equal(was.Replicas, replicas) || was.ReplicasErr != replicasErr
+		was.Health, was.HealthTime, was.DataNodes = health, started, dataNodes
+		was.Replicas, was.ReplicasErr = replicas, replicasErr
 	}
 	if crawlers != nil {
 		was.Crawlers, was.CrawlerErrors = crawlers, crawlerErrors

@@ -42,10 +42,14 @@ type OptionalAPIs struct {
 // defaultDiscoveryInterval is the discovery period when OptionalAPIs.DiscoveryInterval is 0.
 const defaultDiscoveryInterval = time.Minute
 
-// optionalKind is one owned kind of an optional API.
+// optionalKind is one kind of an optional API: owned, or only read (Watch).
 type optionalKind struct {
 	resource schema.GroupVersionResource
 	kind     string
+	// readOnly kinds are watched unfiltered, without the managedFields, and their events go
+	// to handler rather than to the Registry's.
+	readOnly bool
+	handler  cache.ResourceEventHandler
 
 	mu sync.Mutex
 	// informer is nil while the API is not served; stop ends it.
@@ -74,6 +78,17 @@ func (r *Registry) Optional(apis OptionalAPIs, kinds map[schema.GroupVersionReso
 	return o
 }
 
+// Watch adds kind (its name, "Elasticsearch") of resource r, an optional API whose objects
+// the controller only reads, never writes or owns (ECK's Elasticsearch): while the API is
+// served, an informer lists and watches them all in OptionalAPIs.Namespace, without the
+// TweakListOptions filter (they carry no label of the operator's) and without their
+// managedFields (StripManagedFields), and sends their events to handler. Kind(r) then reads
+// them from its cache. Call it before the first Refresh.
+func (o *Optional) Watch(r schema.GroupVersionResource, kind string, handler cache.ResourceEventHandler) {
+	o.kinds = append(o.kinds, &optionalKind{resource: r, kind: kind, readOnly: true, handler: handler})
+	slices.SortFunc(o.kinds, func(a, b *optionalKind) int { return cmp.Compare(a.kind, b.kind) })
+}
+
 // Enabled reports whether o has the clients discovery and the informers need; without them
 // every optional API counts as not served.
 func (o *Optional) Enabled() bool {
@@ -98,7 +113,7 @@ func served(d discovery.DiscoveryInterface, r schema.GroupVersionResource) (bool
 }
 
 // Refresh runs discovery and starts the informer of each kind whose API is now served (with
-// the Registry's event handler) and stops the one of each kind whose API is gone. changed is
+// the Registry's event handler, or the handler of a kind Watch added) and stops the one of each kind whose API is gone. changed is
 // called, once the new informers have synced, when anything changed. A discovery error
 // leaves that kind as it was.
 func (o *Optional) Refresh(ctx context.Context, changed func()) {
@@ -114,10 +129,20 @@ func (o *Optional) Refresh(ctx context.Context, changed func()) {
 		k.mu.Lock()
 		switch {
 		case ok && k.informer == nil:
+			tweak, handler := o.apis.TweakListOptions, o.handler
+			if k.readOnly {
+				tweak, handler = nil, k.handler
+			}
 			inf := dynamicinformer.NewFilteredDynamicInformer(o.apis.Dynamic, k.resource, o.apis.Namespace, o.apis.Resync,
-				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, o.apis.TweakListOptions).Informer()
-			if _, err := inf.AddEventHandler(o.handler); err != nil {
-				logger.Error(err, "Adding the event handler", "resource", k.resource.String())
+				cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, tweak).Informer()
+			if k.readOnly {
+				err = inf.SetTransform(StripManagedFields)
+			}
+			if err == nil {
+				_, err = inf.AddEventHandler(handler)
+			}
+			if err != nil {
+				logger.Error(err, "Setting up the informer", "resource", k.resource.String())
 				k.mu.Unlock()
 				continue
 			}
@@ -177,7 +202,7 @@ func (o *Optional) HasSynced() bool {
 
 // Kind returns the Kind of resource r, and false while its API is not served (or its
 // informer has not synced yet). It reads and writes unstructured objects, with the drift rule
-// of unstructured objects (drift.go).
+// of unstructured objects (drift.go); the controller only reads those of a kind Watch added.
 func (o *Optional) Kind(r schema.GroupVersionResource) (Kind[*unstructured.Unstructured], bool) {
 	for _, k := range o.kinds {
 		if k.resource != r {

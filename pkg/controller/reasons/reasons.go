@@ -31,8 +31,9 @@ const (
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
-// InvalidConfig, SecretNotFound, TokenMissing, StorageChangeRefused,
-// ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit.
+// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, StorageChangeRefused,
+// ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit,
+// IndexReplicasTooHigh, ElasticsearchNotFound, ElasticsearchInUse.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -67,6 +68,11 @@ const (
 	// SecretNotFound: the Secret named by spec.secretRef does not exist (False).
 	// Blocking: also Degraded and a Warning event.
 	SecretNotFound = "SecretNotFound"
+	// SecretKeyMissing: a Secret with the credentials or the CA of the Elasticsearch of
+	// elasticsearchRef or external lacks its key (or it is empty); the message names the
+	// Secret and the key, and the API and crawler wait (False). Blocking: also Degraded and
+	// a Warning event. A missing such Secret is SecretNotFound.
+	SecretKeyMissing = "SecretKeyMissing"
 	// TokenMissing: a variable the config needs is missing or empty in both Secrets; the
 	// component that reads it is held back, the message says which (False). Blocking: also
 	// Degraded and a Warning event.
@@ -141,6 +147,10 @@ const (
 	// the message gives both; the StatefulSet is left as it is (False). Blocking: also
 	// Degraded and a Warning event.
 	HeapAboveLimit = "HeapAboveLimit"
+	// IndexReplicasTooHigh: elasticsearch.indexReplicas asks for more replicas than the
+	// cluster's data nodes can hold (data nodes - 1); the indices keep their replicas
+	// (False). Blocking: also Degraded and a Warning event.
+	IndexReplicasTooHigh = "IndexReplicasTooHigh"
 )
 
 // Reasons of the Exposed condition.
@@ -192,9 +202,17 @@ const (
 	// Red: Elasticsearch reports red (ElasticsearchHealthy, False; a Warning event when
 	// it turns red).
 	Red = "Red"
-	// ElasticsearchNotReady: Elasticsearch has no ready pod to read (both conditions,
-	// Unknown).
+	// ElasticsearchNotReady: Elasticsearch has no ready pod to read, or the ECK
+	// Elasticsearch of elasticsearchRef is not in phase Ready (both conditions, Unknown).
 	ElasticsearchNotReady = "ElasticsearchNotReady"
+	// ElasticsearchNotFound: the ECK Elasticsearch of elasticsearchRef does not exist, or
+	// the cluster does not serve ECK's API; the API and crawler wait (ElasticsearchHealthy,
+	// False). Blocking: also Degraded and a Warning event.
+	ElasticsearchNotFound = "ElasticsearchNotFound"
+	// ElasticsearchInUse: a Monocle created earlier uses the same Elasticsearch cluster
+	// (Monocle's index names are fixed); this one's API and crawler do not start
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	ElasticsearchInUse = "ElasticsearchInUse"
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"
@@ -298,9 +316,12 @@ const (
 	NotBackedUp = "NotBackedUp"
 	// InvalidSchedule: spec.backup.schedule does not parse (BackupReady, False).
 	InvalidSchedule = "InvalidSchedule"
-	// RepositoryFailed: the snapshot repository cannot be registered (BackupReady,
-	// False); the message gives Elasticsearch's error.
+	// RepositoryFailed: the snapshot repository cannot be registered, or the existing one
+	// cannot be checked (BackupReady, False); the message gives Elasticsearch's error.
 	RepositoryFailed = "RepositoryFailed"
+	// BackupRepositoryMissing: the repository backup.repository.existing names is not
+	// registered in the cluster; the operator never registers it (BackupReady, False).
+	BackupRepositoryMissing = "BackupRepositoryMissing"
 	// BackupFailed: the newest snapshot failed or could not be started (BackupReady,
 	// False; a Warning event per new failure).
 	BackupFailed = "BackupFailed"

@@ -9,6 +9,7 @@ package elastictest
 
 import (
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -28,13 +29,19 @@ type Request struct {
 	Query url.Values
 	// Body is the request body; empty when there was none.
 	Body []byte
+	// Header is the request's header, e.g. its Authorization.
+	Header http.Header
 }
 
 // Server is a fake Elasticsearch. Routes are matched on method and exact path; the last
 // registration for a route wins. It is safe for concurrent use.
 type Server struct {
-	// URL is the base URL to hand to elastic.New, e.g. "http://127.0.0.1:39021".
+	// URL is the base URL to hand to elastic.New, e.g. "http://127.0.0.1:39021", or
+	// "https://127.0.0.1:39021" for NewTLSServer's.
 	URL string
+	// CA is, for NewTLSServer's, the PEM of the certificate the fake serves (self-signed, for
+	// 127.0.0.1 and example.com: httptest's); nil for NewServer's.
+	CA []byte
 
 	t      testing.TB
 	srv    *httptest.Server
@@ -43,12 +50,25 @@ type Server struct {
 	log    []Request
 }
 
-// NewServer starts a fake with no routes; it is closed when the test ends.
+// NewServer starts a fake with no routes, serving plain HTTP; it is closed when the test
+// ends.
 func NewServer(t testing.TB) *Server {
 	t.Helper()
 	s := &Server{t: t, routes: map[string]http.Handler{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	s.URL = s.srv.URL
+	t.Cleanup(s.Close)
+	return s
+}
+
+// NewTLSServer starts a fake with no routes, serving HTTPS with a certificate that only a
+// client trusting CA accepts; it is closed when the test ends.
+func NewTLSServer(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, routes: map[string]http.Handler{}}
+	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	s.URL = s.srv.URL
+	s.CA = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.srv.Certificate().Raw})
 	t.Cleanup(s.Close)
 	return s
 }
@@ -96,7 +116,7 @@ func (s *Server) RequestsTo(method, path string) []Request {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.log = append(s.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body})
+	s.log = append(s.log, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Body: body, Header: r.Header.Clone()})
 	h, ok := s.routes[r.Method+" "+r.URL.Path]
 	s.mu.Unlock()
 	w.Header().Set("X-Elastic-Product", "Elasticsearch")

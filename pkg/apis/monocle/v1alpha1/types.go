@@ -15,8 +15,9 @@ import (
 // ("<name>-elastic-0" pod, "<name>-update-idents-<8 hex>" Job, "<name>-api" Service), and those
 // names must be DNS-1035 labels of at most 63 characters.
 //
-// Admission refuses changes that would lose the Elasticsearch data: a new storageClassName, or
-// a smaller storageSize (Kubernetes volumes only grow).
+// Admission refuses changes that would lose the Elasticsearch data: a new storageClassName, a
+// smaller storageSize (Kubernetes volumes only grow), or a switch between the bundled
+// Elasticsearch, elasticsearchRef and external.
 //
 // Short name "mon", category "monocle" ("kubectl get monocle" lists Monocles). Monocles are
 // deliberately not in the "all" category: "kubectl delete all --all", a common way to clean a
@@ -28,6 +29,7 @@ import (
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=mon,categories=monocle
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 40 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be at most 40 characters of lowercase letters, digits and '-', start with a letter and end with a letter or digit (a DNS-1035 label): the names of the objects made for it, such as <name>-update-idents-<hash>, must fit in 63 characters"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec) && has(self.spec.elasticsearch) && has(self.spec.elasticsearch.elasticsearchRef)) == (has(oldSelf.spec) && has(oldSelf.spec.elasticsearch) && has(oldSelf.spec.elasticsearch.elasticsearchRef)) && (has(self.spec) && has(self.spec.elasticsearch) && has(self.spec.elasticsearch.external)) == (has(oldSelf.spec) && has(oldSelf.spec.elasticsearch) && has(oldSelf.spec.elasticsearch.external))",message="spec.elasticsearch cannot switch between the bundled Elasticsearch, elasticsearchRef and external after creation: the data would not follow; take a backup and restore it into a new Monocle",fieldPath=".spec.elasticsearch"
 // +kubebuilder:validation:XValidation:rule="(has(self.spec) && has(self.spec.storageClassName) ? self.spec.storageClassName : \"\") == (has(oldSelf.spec) && has(oldSelf.spec.storageClassName) ? oldSelf.spec.storageClassName : \"\")",message="spec.storageClassName cannot be changed after creation: the Elasticsearch volume would have to be recreated, which loses its data",fieldPath=".spec.storageClassName"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.spec) || !has(oldSelf.spec.storageSize) || !isQuantity(string(oldSelf.spec.storageSize)) || (has(self.spec) && has(self.spec.storageSize) ? (!isQuantity(string(self.spec.storageSize)) || quantity(string(self.spec.storageSize)).compareTo(quantity(string(oldSelf.spec.storageSize))) >= 0) : quantity('1Gi').compareTo(quantity(string(oldSelf.spec.storageSize))) >= 0)",message="spec.storageSize cannot shrink: a volume can only grow; removing storageSize means the default 1Gi",fieldPath=".spec.storageSize"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
@@ -212,8 +214,17 @@ type BackupSpec struct {
 // BackupRepository is an Elasticsearch 7.17 snapshot repository: a volume mounted in the
 // Elasticsearch pod (a shared-filesystem "fs" repository under path.repo), or an
 // S3-compatible bucket. At most one of volume and s3 is set; neither means a volume.
-// +kubebuilder:validation:XValidation:rule="!(has(self.volume) && has(self.s3))",message="set at most one of volume and s3"
+// +kubebuilder:validation:XValidation:rule="[has(self.volume), has(self.s3), has(self.existing)].filter(x, x).size() <= 1",message="set at most one of volume, s3 and existing"
 type BackupRepository struct {
+	// Existing names a snapshot repository already registered in the cluster, such as one
+	// the administrators of a cluster of elasticsearchRef or external keep: the operator
+	// snapshots into it and lists and deletes its own snapshots there, but never registers,
+	// changes or removes it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[a-z0-9][-a-z0-9._]*$`
+	Existing string `json:"existing,omitempty"`
+
 	// Volume is a PersistentVolumeClaim mounted at /usr/share/elasticsearch/backup in the
 	// Elasticsearch pod.
 	// +optional
@@ -522,8 +533,36 @@ type CrawlerSpec struct {
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
 }
 
-// ElasticsearchSpec is the Elasticsearch database: one single-node StatefulSet with a volume.
+// ElasticsearchSpec is the Elasticsearch database: by default one single-node StatefulSet
+// with a volume (the bundled Elasticsearch); with elasticsearchRef or external, a cluster the
+// operator does not run, and then no StatefulSet, volume or Service of its own (image,
+// javaOpts, resources and exporter shape the bundled node only).
+// +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) && has(self.external))",message="set at most one of elasticsearchRef and external"
+// +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.image) || has(self.javaOpts) || has(self.resources) || has(self.exporter))",message="image, javaOpts, resources and exporter shape the bundled Elasticsearch: leave them unset with elasticsearchRef or external"
+// +kubebuilder:validation:XValidation:rule="has(self.elasticsearchRef) || has(self.external) || !has(self.proxy)",message="proxy is for a cluster of elasticsearchRef or external"
 type ElasticsearchSpec struct {
+	// ElasticsearchRef names an ECK-managed Elasticsearch (elasticsearch.k8s.elastic.co/v1)
+	// the Monocle uses instead of the bundled one. It cannot be set, unset or changed after
+	// creation: the data would not follow (back up, then restore into a new Monocle).
+	// +optional
+	ElasticsearchRef *ElasticsearchReference `json:"elasticsearchRef,omitempty"`
+	// External is an Elasticsearch 7.17 cluster by URL the Monocle uses instead of the
+	// bundled one. It cannot be set or unset after creation.
+	// +optional
+	External *ExternalElasticsearch `json:"external,omitempty"`
+	// Proxy is the sidecar through which the Monocle's pods reach a cluster of
+	// elasticsearchRef or external that needs credentials or TLS.
+	// +optional
+	Proxy *ElasticsearchProxy `json:"proxy,omitempty"`
+	// IndexReplicas is the number_of_replicas the operator keeps on Monocle's indices
+	// (Monocle creates them with 0), new workspaces' included. It must be below the cluster's
+	// data nodes; the bundled Elasticsearch has one. Unset: the operator leaves replicas as
+	// they are.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=32
+	IndexReplicas *int32 `json:"indexReplicas,omitempty"`
+
 	// Image is the Elasticsearch image. Defaults to
 	// docker.elastic.co/elasticsearch/elasticsearch:7.17.26. Monocle does not support
 	// Elasticsearch 8; stay on 7.17.x.
@@ -610,6 +649,10 @@ type MonocleStatus struct {
 	// Elasticsearch is the state of the Elasticsearch StatefulSet.
 	// +optional
 	Elasticsearch ComponentStatus `json:"elasticsearch,omitempty"`
+	// ElasticsearchCluster is the Elasticsearch cluster the Monocle uses: the bundled one, an
+	// ECK Elasticsearch or one by URL, with what the operator last found of it.
+	// +optional
+	ElasticsearchCluster *ElasticsearchClusterStatus `json:"elasticsearchCluster,omitempty"`
 	// ElasticsearchHealth is what Elasticsearch last reported of itself to the operator,
 	// which reads it in the background while Elasticsearch has a ready pod; unset until a
 	// first read succeeds. The ElasticsearchHealthy and DiskPressure conditions tell the

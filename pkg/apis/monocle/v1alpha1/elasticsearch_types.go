@@ -1,0 +1,108 @@
+package v1alpha1
+
+// An Elasticsearch the operator does not run. Monocle 1.11.2 reaches Elasticsearch through
+// MONOCLE_ELASTIC_URL with http-client's defaultManagerSettings (src/Monocle/Env.hs): plain
+// HTTP only, and basic auth only as user:pass@ in the URL, which the API logs at start
+// (src/Monocle/Main.hs). Its index names are fixed (monocle.config, monocle.changes.1.<workspace>),
+// so one cluster serves one Monocle.
+
+// ElasticsearchReference names an Elasticsearch resource of ECK, Elastic Cloud on Kubernetes
+// (elasticsearch.k8s.elastic.co/v1). The operator reaches it through ECK's HTTP Service
+// "<name>-es-http" on port 9200, as the "elastic" user of the Secret "<name>-es-elastic-user"
+// unless credentialsSecretRef names another user, and trusts the CA of the Secret
+// "<name>-es-http-certs-public" when the cluster serves HTTPS (ECK's default).
+//
+// namespace is a reserved word of CEL: the rules name it __namespace__ (Kubernetes, CRD
+// validation rules, escaping of property names).
+// +kubebuilder:validation:XValidation:rule="self.name == oldSelf.name && has(self.__namespace__) == has(oldSelf.__namespace__)",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
+type ElasticsearchReference struct {
+	// Name is the Elasticsearch resource's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+	// Namespace is the Elasticsearch resource's namespace. Defaults to the Monocle's.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="elasticsearchRef cannot name another Elasticsearch after creation: the data would not follow"
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
+	Namespace string `json:"namespace,omitempty"`
+	// CredentialsSecretRef names a Secret of the Monocle's namespace with the keys username
+	// and password (type kubernetes.io/basic-auth) of the user Monocle and the operator log in
+	// as, such as a least-privilege "monocle" user of ECK's file realm. Defaults to the
+	// "elastic" superuser ECK generates.
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+}
+
+// ExternalElasticsearch is an Elasticsearch 7.17 cluster reached by URL.
+type ExternalElasticsearch struct {
+	// URL is the cluster's HTTP endpoint: http:// or https://, a host and an optional port
+	// (the scheme's, 80 or 443, by default), without credentials or path, such as
+	// https://elasticsearch.example.com:9243.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#@]+/?$') && isURL(self)",message="external.url must be http:// or https://, a host and an optional port, without credentials (use credentialsSecretRef) or path, such as https://elasticsearch.example.com:9243"
+	URL string `json:"url"`
+	// CredentialsSecretRef names a Secret of the Monocle's namespace with the keys username
+	// and password (type kubernetes.io/basic-auth). Unset: no authentication.
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
+	// CASecretRef names a Secret of the Monocle's namespace whose key ca.crt holds the PEM
+	// certificates that an https:// cluster's certificate chains to. Unset: the system's
+	// roots.
+	// +optional
+	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
+}
+
+// ElasticsearchProxy is the sidecar through which Monocle's pods reach an Elasticsearch the
+// operator does not run, when that cluster needs credentials or TLS: Monocle speaks to it in
+// plain HTTP on 127.0.0.1:9200, without credentials, and it speaks to the cluster in HTTPS
+// with the cluster's CA, adding the credentials, so that no password is in Monocle's URL,
+// environment, arguments or log.
+type ElasticsearchProxy struct {
+	// Image is the proxy's image. Defaults to NGINX's unprivileged build,
+	// docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^\S+$`
+	Image string `json:"image,omitempty"`
+}
+
+// ElasticsearchClusterKind says which Elasticsearch a Monocle uses.
+type ElasticsearchClusterKind string
+
+// Kinds of Elasticsearch clusters.
+const (
+	// ElasticsearchBundled is the single-node StatefulSet the operator runs.
+	ElasticsearchBundled ElasticsearchClusterKind = "Bundled"
+	// ElasticsearchECK is an ECK Elasticsearch resource (spec.elasticsearch.elasticsearchRef).
+	ElasticsearchECK ElasticsearchClusterKind = "ECK"
+	// ElasticsearchExternal is a cluster by URL (spec.elasticsearch.external).
+	ElasticsearchExternal ElasticsearchClusterKind = "External"
+)
+
+// ElasticsearchClusterStatus is the Elasticsearch cluster a Monocle uses, as the operator
+// last found it.
+type ElasticsearchClusterStatus struct {
+	// Kind is Bundled, ECK or External.
+	Kind ElasticsearchClusterKind `json:"kind"`
+	// URL is the endpoint the operator reaches the cluster at, without credentials.
+	// +optional
+	URL string `json:"url,omitempty"`
+	// Phase is an ECK Elasticsearch's status.phase (Ready, ApplyingChanges, MigratingData,
+	// Stalled, Invalid).
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// Health is an ECK Elasticsearch's status.health (green, yellow, red, unknown).
+	// +optional
+	Health string `json:"health,omitempty"`
+	// DataNodes is the number of data nodes the cluster last reported
+	// (number_of_data_nodes of GET _cluster/health).
+	// +optional
+	DataNodes *int32 `json:"dataNodes,omitempty"`
+	// IndexReplicas is the number_of_replicas of Monocle's indices, when every one of them
+	// has the same; unset otherwise or before the first read.
+	// +optional
+	IndexReplicas *int32 `json:"indexReplicas,omitempty"`
+}

@@ -1,0 +1,83 @@
+package operand_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
+)
+
+// TestReadsGoToTheTarget reads a Monocle's Elasticsearch of elasticsearchRef, a fake
+// requiring basic auth over TLS with a CA of its own: the read succeeds with the target's
+// credentials and CA, and a changed target starts a read at once, with a client built for
+// it, whose error names the refusal and quotes no password.
+func TestReadsGoToTheTarget(t *testing.T) {
+	const password = "s3cret-pw"
+	f := testkit.StartFakeElasticsearch(testkit.WithTLS(), testkit.WithBasicAuth("elastic", password))
+	t.Cleanup(f.Close)
+	f.SetIndices("ns", "m", "monocle.config")
+	got := make(chan enqueued, 16)
+	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second,
+		DialAddress: strings.TrimPrefix(f.URL(), "https://")},
+		func(key cache.ObjectName, after time.Duration) { got <- enqueued{key, after} })
+	m := backupMonocle("")
+	m.Spec.Backup = nil
+	eck := resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.ns.svc:9200",
+		Username: "elastic", Password: password, CA: f.CAPEM()}
+	wrong, noCA := eck, eck
+	wrong.Password = "nope"
+	noCA.CA = nil
+	for i, tc := range []struct {
+		target resources.ElasticsearchTarget
+		err    string // what the read's error has; "" for none
+	}{
+		{eck, ""},
+		{wrong, "GET _cluster/health: status 401 security_exception: unable to authenticate user [elastic] for REST request [/_cluster/health]"},
+		{noCA, "certificate signed by unknown authority"},
+		{eck, ""},
+	} {
+		if _, reading := w.Observe(context.Background(), m, operand.Inputs{ElasticReady: true, Target: tc.target}); !reading {
+			t.Fatal("the worker does not read")
+		}
+		waitRead(t, got)
+		last := operand.Last(w, m)
+		switch {
+		case tc.err == "" && (last.Err != "" || last.Health == nil || last.Health.Status != "yellow"):
+			t.Errorf("read %d: error %q, health %+v; want the fake's yellow", i, last.Err, last.Health)
+		case !strings.Contains(last.Err, tc.err):
+			t.Errorf("read %d: error %q, want one with %q", i, last.Err, tc.err)
+		case strings.Contains(last.Err, password):
+			t.Errorf("read %d: the error quotes the password: %q", i, last.Err)
+		}
+	}
+	// The same target again: no read before the interval.
+	w.Observe(context.Background(), m, operand.Inputs{ElasticReady: true, Target: eck})
+	if e := <-got; e.after <= 0 {
+		t.Errorf("the same target enqueued after %s, want the time left of the interval", e.after)
+	}
+}
+
+// TestBundledTargetReadsTheService: the zero target and the bundled one read the bundled
+// node through its Service, as a worker given no target does; the fake's auth spares it.
+func TestBundledTargetReadsTheService(t *testing.T) {
+	f := testkit.StartFakeElasticsearch(testkit.WithBasicAuth("elastic", "changeme"))
+	t.Cleanup(f.Close)
+	m := backupMonocle("")
+	m.Spec.Backup = nil
+	for _, target := range []resources.ElasticsearchTarget{{}, resources.BundledTarget(m)} {
+		w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second,
+			Transport: f.Transport()}, func(cache.ObjectName, time.Duration) {})
+		operand.SetLast(w, m, operand.Result{})
+		operand.ReadNow(w, m, operand.Inputs{Target: target})
+		if last := operand.Last(w, m); last.Err != "" || last.Health == nil {
+			t.Errorf("target %+v: error %q, health %+v; want the bundled node's", target.Kind, last.Err, last.Health)
+		}
+	}
+}

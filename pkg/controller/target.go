@@ -1,0 +1,371 @@
+package controller
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/tools/cache"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// The Elasticsearch target: which cluster a Monocle uses, where and as whom the operator and
+// Monocle's pods reach it (resources.ElasticsearchTarget). The bundled cluster needs nothing
+// read; an ECK Elasticsearch of elasticsearchRef is read from the informer of ECK's optional
+// API (never written), and the credentials and CA of either kind from Secrets, whose data is
+// read on demand (readSecret). Monocle's index names are fixed (monocle.config,
+// monocle.changes.1.<workspace>; Monocle 1.11.2, src/Monocle/Backend/Index.hs), so one
+// cluster serves one Monocle: the one created first.
+
+// Keys of the Secrets a credentialsSecretRef names (type kubernetes.io/basic-auth,
+// corev1.BasicAuthUsernameKey and corev1.BasicAuthPasswordKey) and of a caSecretRef's.
+const (
+	usernameKey = corev1.BasicAuthUsernameKey
+	passwordKey = corev1.BasicAuthPasswordKey
+	caKey       = resources.ECKCAKey
+)
+
+// targetSecretKeys are the only keys the controller keeps of a Secret the target reads.
+var targetSecretKeys = []string{usernameKey, passwordKey, resources.ECKElasticUser, caKey}
+
+// secretKey is one value the target reads from a Secret.
+type secretKey struct {
+	secret types.NamespacedName
+	key    string
+	// what the value is, as a condition's message names it.
+	what string
+	// optional is set when a missing key means none (a CA: the system's roots).
+	optional bool
+}
+
+// targetPlan is where a target's values come from, before its Secrets are read.
+type targetPlan struct {
+	kind monoclev1alpha1.ElasticsearchClusterKind
+	url  string
+	// username is a fixed user's name; user names the Secret key holding it otherwise.
+	username           string
+	user, password, ca *secretKey
+}
+
+// eckNamespace is the namespace of m's ECK Elasticsearch: elasticsearchRef.namespace, else
+// m's.
+func eckNamespace(m *monoclev1alpha1.Monocle) string {
+	return cmp.Or(m.Spec.Elasticsearch.ElasticsearchRef.Namespace, m.Namespace)
+}
+
+// planTarget returns where m's target comes from, m using elasticsearchRef or external;
+// tls says whether an ECK Elasticsearch serves HTTPS.
+func planTarget(m *monoclev1alpha1.Monocle, tls bool) targetPlan {
+	in := func(name, key, what string) *secretKey {
+		return &secretKey{secret: types.NamespacedName{Namespace: m.Namespace, Name: name}, key: key, what: what}
+	}
+	es := m.Spec.Elasticsearch
+	var p targetPlan
+	var creds *monoclev1alpha1.SecretReference
+	var field string
+	if ref := es.ElasticsearchRef; ref != nil {
+		ns := eckNamespace(m)
+		p = targetPlan{kind: monoclev1alpha1.ElasticsearchECK, url: resources.ECKURL(ns, ref.Name, tls)}
+		creds, field = ref.CredentialsSecretRef, "spec.elasticsearch.elasticsearchRef.credentialsSecretRef"
+		if creds == nil {
+			p.username = resources.ECKElasticUser
+			p.password = &secretKey{secret: types.NamespacedName{Namespace: ns, Name: resources.ECKElasticUserSecret(ref.Name)},
+				key: resources.ECKElasticUser, what: "the password of the elastic user ECK generates"}
+		}
+		if tls {
+			p.ca = &secretKey{secret: types.NamespacedName{Namespace: ns, Name: resources.ECKPublicCertsSecret(ref.Name)},
+				key: caKey, what: "the CA of the cluster's HTTP certificate", optional: true}
+		}
+	} else {
+		p = targetPlan{kind: monoclev1alpha1.ElasticsearchExternal, url: strings.TrimSuffix(es.External.URL, "/")}
+		creds, field = es.External.CredentialsSecretRef, "spec.elasticsearch.external.credentialsSecretRef"
+		if ca := es.External.CASecretRef; ca != nil {
+			p.ca = in(ca.Name, caKey, "the CA of spec.elasticsearch.external.caSecretRef")
+		}
+	}
+	if creds != nil {
+		p.user = in(creds.Name, usernameKey, "the user name of "+field)
+		p.password = in(creds.Name, passwordKey, "the password of "+field)
+	}
+	return p
+}
+
+// targetSecrets are the Secrets m's target may read, for secretRefIndex: an ECK
+// Elasticsearch's CA Secret whether or not it serves HTTPS.
+func targetSecrets(m *monoclev1alpha1.Monocle) []types.NamespacedName {
+	es := m.Spec.Elasticsearch
+	if es.ElasticsearchRef == nil && es.External == nil {
+		return nil
+	}
+	p := planTarget(m, true)
+	var out []types.NamespacedName
+	for _, k := range []*secretKey{p.user, p.password, p.ca} {
+		if k != nil && !slices.Contains(out, k.secret) {
+			out = append(out, k.secret)
+		}
+	}
+	return out
+}
+
+// keepTargetKeys keeps the values of targetSecretKeys of a Secret.
+func keepTargetKeys(s *corev1.Secret) map[string][]byte {
+	out := map[string][]byte{}
+	for _, k := range targetSecretKeys {
+		if v, ok := s.Data[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// resolveElasticsearch is the phase of the Elasticsearch target, before the foundation: it
+// sets st.target and st.targetReady, and status.elasticsearchCluster's kind, url, phase and
+// health for a cluster of elasticsearchRef or external. What keeps the Monocle from using
+// that cluster is pinned (pinCondition), and the API and crawler then wait (elasticServes):
+//   - ElasticsearchHealthy False ElasticsearchNotFound: ECK's API is not served, or the
+//     Elasticsearch does not exist (or is in a namespace this controller does not watch);
+//   - ElasticsearchHealthy Unknown ElasticsearchNotReady: the ECK Elasticsearch's phase is not
+//     Ready;
+//   - SecretsReady False SecretNotFound or SecretKeyMissing: a Secret of the credentials or
+//     the CA is missing, or lacks its key;
+//   - ElasticsearchHealthy False ElasticsearchInUse: a Monocle created earlier uses the same
+//     cluster (resources.Identity).
+func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
+	m := st.m
+	es := m.Spec.Elasticsearch
+	if es.ElasticsearchRef == nil && es.External == nil {
+		t := resources.BundledTarget(m)
+		st.target, st.targetReady = &t, true
+		return
+	}
+	cluster := monoclev1alpha1.ElasticsearchClusterStatus{}
+	if was := st.status.ElasticsearchCluster; was != nil {
+		// The worker's reads set these.
+		cluster.DataNodes, cluster.IndexReplicas = was.DataNodes, was.IndexReplicas
+	}
+	defer func() { st.status.ElasticsearchCluster = &cluster }()
+	var plan targetPlan
+	var held *metav1.Condition
+	if es.ElasticsearchRef != nil {
+		eck, cond := c.readECK(m)
+		if eck == nil {
+			cluster.Kind, cluster.URL = monoclev1alpha1.ElasticsearchECK, resources.ECKURL(eckNamespace(m), es.ElasticsearchRef.Name, true)
+			st.pinCondition(*cond)
+			return
+		}
+		plan = planTarget(m, eckServesTLS(eck))
+		cluster.Phase, _, _ = unstructured.NestedString(eck.Object, "status", "phase")
+		cluster.Health, _, _ = unstructured.NestedString(eck.Object, "status", "health")
+		if cluster.Phase != eckReadyPhase {
+			held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown,
+				Reason: reasons.ElasticsearchNotReady,
+				Message: fmt.Sprintf("ECK Elasticsearch %s/%s is in phase %q with health %q, not %s: the API and crawler wait until it is",
+					eck.GetNamespace(), eck.GetName(), cluster.Phase, cluster.Health, eckReadyPhase)}
+		}
+	} else {
+		plan = planTarget(m, false)
+	}
+	cluster.Kind, cluster.URL = plan.kind, plan.url
+	target, secrets, err := c.readTarget(ctx, plan)
+	if err != nil {
+		st.fail(err)
+		return
+	}
+	if secrets != nil {
+		st.pinCondition(*secrets)
+	} else {
+		st.target = &target
+	}
+	if holder := c.clusterHolder(m); holder != nil {
+		held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
+			Reason: reasons.ElasticsearchInUse,
+			Message: fmt.Sprintf("Monocle %s/%s, created earlier, uses the same Elasticsearch (%s): Monocle's index names are fixed, so two Monocles cannot share a cluster; the API and crawler of this one do not start until it uses another cluster",
+				holder.Namespace, holder.Name, resources.Identity(m))}
+	}
+	if held != nil {
+		st.pinCondition(*held)
+	}
+	st.targetReady = st.target != nil && held == nil
+}
+
+// eckReadyPhase is the phase of an ECK Elasticsearch "operating at the desired spec"
+// (github.com/elastic/cloud-on-k8s/v3 v3.5.0, pkg/apis/elasticsearch/v1/status.go,
+// ElasticsearchReadyPhase).
+const eckReadyPhase = "Ready"
+
+// readECK returns m's ECK Elasticsearch from the informer's cache, or nil and the
+// ElasticsearchHealthy condition that says why not.
+func (c *Controller) readECK(m *monoclev1alpha1.Monocle) (*unstructured.Unstructured, *metav1.Condition) {
+	ns, name := eckNamespace(m), m.Spec.Elasticsearch.ElasticsearchRef.Name
+	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
+		Reason: reasons.ElasticsearchNotFound}
+	kind, served := c.optional.Kind(resources.ECKElasticsearchResource)
+	if !served {
+		cond.Message = fmt.Sprintf("The cluster does not serve ECK's API (%s), so Elasticsearch %s/%s of spec.elasticsearch.elasticsearchRef cannot be found: install ECK, or name the cluster by spec.elasticsearch.external; the API and crawler wait",
+			resources.ECKElasticsearchResource.GroupResource(), ns, name)
+		return nil, cond
+	}
+	eck, err := kind.Get(ns, name)
+	if err != nil {
+		cond.Message = fmt.Sprintf("ECK Elasticsearch %s/%s of spec.elasticsearch.elasticsearchRef does not exist (or is in a namespace the operator does not watch): the API and crawler wait until it does",
+			ns, name)
+		if !apierrors.IsNotFound(err) {
+			utilruntime.HandleError(err)
+		}
+		return nil, cond
+	}
+	return eck, nil
+}
+
+// eckServesTLS reports whether an ECK Elasticsearch serves HTTPS: unless
+// spec.http.tls.selfSignedCertificate.disabled is true with no
+// spec.http.tls.certificate.secretName (github.com/elastic/cloud-on-k8s/v3 v3.5.0,
+// pkg/apis/common/v1/common.go, TLSOptions.Enabled).
+func eckServesTLS(eck *unstructured.Unstructured) bool {
+	disabled, _, _ := unstructured.NestedBool(eck.Object, "spec", "http", "tls", "selfSignedCertificate", "disabled")
+	custom, _, _ := unstructured.NestedString(eck.Object, "spec", "http", "tls", "certificate", "secretName")
+	return !disabled || custom != ""
+}
+
+// readTarget reads the Secrets of plan and returns its target; when a Secret is missing or
+// lacks a key, the SecretsReady condition naming each instead.
+func (c *Controller) readTarget(ctx context.Context, plan targetPlan) (resources.ElasticsearchTarget, *metav1.Condition, error) {
+	t := resources.ElasticsearchTarget{Kind: plan.kind, URL: plan.url, Username: plan.username}
+	reason := ""
+	var problems []string
+	read := func(k *secretKey) ([]byte, error) {
+		if k == nil {
+			return nil, nil
+		}
+		data, ok, err := readSecret(ctx, c, c.targetSecrets, k.secret, keepTargetKeys)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			reason = reasons.SecretNotFound
+			problems = append(problems, fmt.Sprintf("Secret %s of namespace %s, with %s, does not exist", k.secret.Name, k.secret.Namespace, k.what))
+		case len(data[k.key]) == 0 && !k.optional:
+			reason = cmp.Or(reason, reasons.SecretKeyMissing)
+			problems = append(problems, fmt.Sprintf("Secret %s of namespace %s has no key %s (%s)", k.secret.Name, k.secret.Namespace, k.key, k.what))
+		}
+		return data[k.key], nil
+	}
+	user, err := read(plan.user)
+	if err != nil {
+		return t, nil, err
+	}
+	password, err := read(plan.password)
+	if err != nil {
+		return t, nil, err
+	}
+	ca, err := read(plan.ca)
+	if err != nil {
+		return t, nil, err
+	}
+	if len(problems) > 0 {
+		return t, &metav1.Condition{Type: monoclev1alpha1.ConditionSecretsReady, Status: metav1.ConditionFalse, Reason: reason,
+			Message: strings.Join(problems, "; ") + ": the API and crawler wait until Elasticsearch's credentials and CA are there"}, nil
+	}
+	if plan.user != nil {
+		t.Username = string(user)
+	}
+	t.Password, t.CA = string(password), ca
+	return t, nil, nil
+}
+
+// identityIndex indexes Monocles by the identity of the Elasticsearch cluster they use
+// (resources.Identity); the bundled ones, whose identity is "", are not indexed.
+const identityIndex = "elasticsearchIdentity"
+
+func indexByIdentity(obj any) ([]string, error) {
+	m, ok := obj.(*monoclev1alpha1.Monocle)
+	if !ok {
+		return nil, nil
+	}
+	if id := resources.Identity(m); id != "" {
+		return []string{id}, nil
+	}
+	return nil, nil
+}
+
+// clusterHolder returns the Monocle that uses m's cluster before m, or nil when m is the
+// first: of the Monocles of the same identity, the one created first, ties broken by
+// namespace and name. A Monocle being deleted still holds its cluster until it is gone
+// (its pods may still write to it); its deletion then enqueues the next (handleMonocleDelete).
+func (c *Controller) clusterHolder(m *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
+	objs, err := c.monocleIndexer.ByIndex(identityIndex, resources.Identity(m))
+	if err != nil {
+		utilruntime.HandleError(err)
+		return nil
+	}
+	first := m
+	for _, obj := range objs {
+		o, ok := obj.(*monoclev1alpha1.Monocle)
+		if ok && createdBefore(o, first) {
+			first = o
+		}
+	}
+	if first.Namespace == m.Namespace && first.Name == m.Name {
+		return nil
+	}
+	return first
+}
+
+// createdBefore reports whether a was created before b: by creationTimestamp, then
+// namespace and name.
+func createdBefore(a, b *monoclev1alpha1.Monocle) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name)) < 0
+}
+
+// handleMonocleDelete enqueues a deleted Monocle and the others of its cluster's identity:
+// the next of them may now use the cluster.
+func (c *Controller) handleMonocleDelete(obj any) {
+	c.enqueueMonocle(obj)
+	if tombstone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tombstone.Obj
+	}
+	c.enqueueIdentity(obj)
+}
+
+// enqueueIdentity enqueues the Monocles whose cluster has the identity of obj's: a Monocle's
+// (resources.Identity), or "eck/<namespace>/<name>" of an ECK Elasticsearch.
+func (c *Controller) enqueueIdentity(obj any) {
+	var id string
+	switch o := obj.(type) {
+	case *monoclev1alpha1.Monocle:
+		id = resources.Identity(o)
+	default:
+		object, err := objectMeta(obj)
+		if err != nil {
+			utilruntime.HandleError(err)
+			return
+		}
+		id = resources.ECKIdentity(object.GetNamespace(), object.GetName())
+	}
+	if id != "" {
+		c.enqueueIndexed(identityIndex, id)
+	}
+}
+
+// handleElasticsearchUpdate enqueues the Monocles of an updated ECK Elasticsearch, skipping
+// the periodic resyncs that carry no change. Its status (phase, health) matters: it is
+// enqueued at once.
+func (c *Controller) handleElasticsearchUpdate(oldObj, newObj any) {
+	if changed(oldObj, newObj) {
+		c.enqueueIdentity(newObj)
+	}
+}
