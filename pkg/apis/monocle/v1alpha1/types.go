@@ -188,6 +188,40 @@ type MonocleSpec struct {
 	// status.restore and the Restored condition report it. Changing snapshot restores again.
 	// +optional
 	Restore *RestoreSpec `json:"restore,omitempty"`
+
+	// Jobs holds the settings of the Jobs the operator runs for the Monocle.
+	// +optional
+	Jobs JobsSpec `json:"jobs,omitempty"`
+
+	// ImagePullSecrets are the Secrets (kubernetes.io/dockerconfigjson, in the Monocle's
+	// namespace) every pod of the Monocle pulls its images with: the API, the crawler,
+	// Elasticsearch, the proxy sidecar and the Jobs. For a mirrored or private registry.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ImagePullSecrets []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+
+	// Proxy is the HTTP proxy the crawler and the API reach the outside through
+	// (https_proxy, http_proxy, no_proxy). Elasticsearch and the Jobs do not get it. Changing
+	// it restarts the crawler and the API pods.
+	// +optional
+	Proxy *OutboundProxy `json:"proxy,omitempty"`
+
+	// TrustedCA names a ConfigMap key holding PEM certificates (a bundle such as
+	// trust-manager writes) that the crawler and the API trust instead of the image's own:
+	// it is mounted read-only and SSL_CERT_FILE points at it. For code hosts and OIDC
+	// providers whose certificates a private CA signs; the bundle must also hold the public
+	// CAs the pods need (trust-manager's useDefaultCAs). A change of the ConfigMap's key
+	// restarts the crawler and the API.
+	// +optional
+	TrustedCA *ConfigMapKeyReference `json:"trustedCA,omitempty"`
+
+	// Hibernate, when true, stops the Monocle: the crawler, then the API, then the bundled
+	// Elasticsearch, each once the previous one has no pod left. Volumes, generated keys,
+	// config and Secrets are kept; status.hibernation and the Ready condition (False,
+	// Hibernated) report it. Set back to false (or removed), the Monocle wakes in the reverse
+	// order. Not acted on while a restore or an upgrade is in progress.
+	// +optional
+	Hibernate bool `json:"hibernate,omitempty"`
 }
 
 // BackupSpec is where and when a Monocle's indices are snapshotted.
@@ -500,6 +534,8 @@ type APISpec struct {
 	// CPU and 256Mi memory and a 1Gi memory limit.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// PodPlacement places the API's pods.
+	PodPlacement `json:",inline"`
 }
 
 // CrawlerSpec is the crawler component: `monocle crawler`, always a single replica because
@@ -531,6 +567,12 @@ type CrawlerSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=100
 	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+	// TLS are the crawler's TLS settings towards its code hosts (TLS_NO_VERIFY,
+	// TLS_CIPHERS). Changing them restarts the crawler only.
+	// +optional
+	TLS *CrawlerTLS `json:"tls,omitempty"`
+	// PodPlacement places the crawler's pod.
+	PodPlacement `json:",inline"`
 }
 
 // ElasticsearchSpec is the Elasticsearch database: by default one single-node StatefulSet
@@ -539,6 +581,7 @@ type CrawlerSpec struct {
 // javaOpts, resources and exporter shape the bundled node only).
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) && has(self.external))",message="set at most one of elasticsearchRef and external"
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.image) || has(self.javaOpts) || has(self.resources) || has(self.exporter))",message="image, javaOpts, resources and exporter shape the bundled Elasticsearch: leave them unset with elasticsearchRef or external"
+// +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.nodeSelector) || has(self.tolerations) || has(self.affinity) || has(self.topologySpreadConstraints) || has(self.priorityClassName) || has(self.podLabels) || has(self.podAnnotations))",message="nodeSelector, tolerations, affinity, topologySpreadConstraints, priorityClassName, podLabels and podAnnotations place the bundled Elasticsearch's pod: leave them unset with elasticsearchRef or external"
 // +kubebuilder:validation:XValidation:rule="has(self.elasticsearchRef) || has(self.external) || !has(self.proxy)",message="proxy is for a cluster of elasticsearchRef or external"
 type ElasticsearchSpec struct {
 	// ElasticsearchRef names an ECK-managed Elasticsearch (elasticsearch.k8s.elastic.co/v1)
@@ -589,6 +632,8 @@ type ElasticsearchSpec struct {
 	// pod once.
 	// +optional
 	Exporter *ElasticsearchExporter `json:"exporter,omitempty"`
+	// PodPlacement places the bundled Elasticsearch's pod. A change restarts it.
+	PodPlacement `json:",inline"`
 }
 
 // ElasticsearchExporter is the Elasticsearch exporter sidecar
@@ -690,6 +735,10 @@ type MonocleStatus struct {
 	// the operator carries out in phases so that one API version runs at a time.
 	// +optional
 	Upgrade *UpgradeStatus `json:"upgrade,omitempty"`
+
+	// Hibernation reports a hibernation (spec.hibernate) and the waking after it.
+	// +optional
+	Hibernation *HibernationStatus `json:"hibernation,omitempty"`
 }
 
 // UpgradeStatus is a Monocle version upgrade: a change of the API's image.
