@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -219,20 +220,19 @@ func TestPlacement(t *testing.T) {
 		// A config change runs update-idents, whose Job spec.jobs places.
 		patch, _ := json.Marshal(map[string]any{"spec": map[string]any{"config": m.Spec.Config + "    idents:\n      - ident: Jane\n        aliases: [github.com/jane]\n"}})
 		patchMonocle(t, ns, string(patch))
-		var job string
-		testkit.Eventually(t, 250*time.Millisecond, 60*time.Second, "update-idents Job", func() error {
-			if u := getMonocle(t, ns, "m").Status.UpdateIdents; u != nil && u.Name != "" {
-				job = u.Name
-				return nil
+		// The Job is created once the API runs the new config (status names it before).
+		var job *batchv1.Job
+		testkit.Eventually(t, 250*time.Millisecond, 90*time.Second, "update-idents Job", func() error {
+			u := getMonocle(t, ns, "m").Status.UpdateIdents
+			if u == nil || u.Name == "" {
+				return fmt.Errorf("no update-idents Job named in status")
 			}
-			return fmt.Errorf("no update-idents Job yet")
+			var err error
+			job, err = env.Kube.BatchV1().Jobs(ns).Get(ctx, u.Name, metav1.GetOptions{})
+			return err
 		})
-		j, err := env.Kube.BatchV1().Jobs(ns).Get(ctx, job, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if errs := placementErrors(j.Spec.Template, m.Spec.Jobs.PodPlacement, m.Spec.ImagePullSecrets); len(errs) > 0 {
-			t.Errorf("Job %s: %s", job, strings.Join(errs, "; "))
+		if errs := placementErrors(job.Spec.Template, m.Spec.Jobs.PodPlacement, m.Spec.ImagePullSecrets); len(errs) > 0 {
+			t.Errorf("Job %s: %s", job.Name, strings.Join(errs, "; "))
 		}
 		expectPodsPlaced(t, ns, resources.ComponentUpdateIdents, m.Spec.Jobs.PodPlacement, m.Spec.ImagePullSecrets)
 	})
