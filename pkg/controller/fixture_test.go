@@ -462,6 +462,13 @@ func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config st
 // (elasticfirst.go); the second creates it; the last reports the ready workloads.
 func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.Secret) (*monoclev1alpha1.Monocle, []runtime.Object) {
 	t.Helper()
+	return convergedWith(t, m, func(f *fixture) { f.userSecrets = userSecrets })
+}
+
+// convergedWith is converged with the objects setup seeds into each sync's fixture besides
+// the Monocle and what the syncs created.
+func convergedWith(t *testing.T, m *monoclev1alpha1.Monocle, setup func(*fixture)) (*monoclev1alpha1.Monocle, []runtime.Object) {
+	t.Helper()
 	out := m.DeepCopy()
 	var objects []runtime.Object
 	for round := 0; ; round++ {
@@ -470,7 +477,7 @@ func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.
 		}
 		f := newFixture(t)
 		f.monocles = []*monoclev1alpha1.Monocle{out}
-		f.userSecrets = userSecrets
+		setup(f)
 		f.kubeobjects = objects
 		kubeWrites, status := f.runStatus()
 		out = status.DeepCopy()
