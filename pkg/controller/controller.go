@@ -209,12 +209,6 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle indexes: %w", err)
 	}
-	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
-		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
-	}
-	if err := inf.ConfigMapMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
-		return nil, fmt.Errorf("setting the ConfigMap metadata transform: %w", err)
-	}
 	if err := inf.Monocles.Informer().SetTransform(owned.StripManagedFields); err != nil {
 		return nil, fmt.Errorf("setting the managedFields transform: %w", err)
 	}
@@ -288,19 +282,25 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	}); err != nil {
 		return nil, fmt.Errorf("adding PersistentVolumeClaim event handler: %w", err)
 	}
-	if _, err := inf.SecretMetadata.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.handleSecretMetadata,
-		UpdateFunc: c.handleSecretMetadataUpdate,
-		DeleteFunc: c.handleSecretMetadata,
-	}); err != nil {
-		return nil, fmt.Errorf("adding Secret metadata event handler: %w", err)
-	}
-	if _, err := inf.ConfigMapMetadata.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.handleConfigMapMetadata,
-		UpdateFunc: c.handleConfigMapMetadataUpdate,
-		DeleteFunc: c.handleConfigMapMetadata,
-	}); err != nil {
-		return nil, fmt.Errorf("adding ConfigMap metadata event handler: %w", err)
+	// The metadata of the Secrets and ConfigMaps Monocles reference, which carry no label of
+	// the operator (secrets.go, trustedca.go): stripped to what a change needs; an event
+	// enqueues the Monocles that reference the object.
+	for _, md := range []struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		handle   func(any)
+	}{
+		{"Secret", inf.SecretMetadata.Informer(), c.handleSecretMetadata},
+		{"ConfigMap", inf.ConfigMapMetadata.Informer(), c.handleConfigMapMetadata},
+	} {
+		if err := md.informer.SetTransform(stripSecretMetadata); err != nil {
+			return nil, fmt.Errorf("setting the %s metadata transform: %w", md.kind, err)
+		}
+		if _, err := md.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: md.handle, UpdateFunc: onChange(md.handle), DeleteFunc: md.handle,
+		}); err != nil {
+			return nil, fmt.Errorf("adding %s metadata event handler: %w", md.kind, err)
+		}
 	}
 	return c, nil
 }

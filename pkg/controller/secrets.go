@@ -90,9 +90,13 @@ func (c *Controller) handleReferenced(obj any, index string, forget ...func(type
 	c.enqueueIndexed(index, name.String())
 }
 
-func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
-	if changed(oldObj, newObj) {
-		c.handleSecretMetadata(newObj)
+// onChange is an informer's update handler that passes to handle the objects that changed,
+// skipping the periodic resyncs.
+func onChange(handle func(any)) func(oldObj, newObj any) {
+	return func(oldObj, newObj any) {
+		if changed(oldObj, newObj) {
+			handle(newObj)
+		}
 	}
 }
 

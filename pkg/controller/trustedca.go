@@ -37,12 +37,6 @@ func (c *Controller) handleConfigMapMetadata(obj any) {
 	c.handleReferenced(obj, trustedCAIndex, c.trustedCAs.forget)
 }
 
-func (c *Controller) handleConfigMapMetadataUpdate(oldObj, newObj any) {
-	if changed(oldObj, newObj) {
-		c.handleConfigMapMetadata(newObj)
-	}
-}
-
 // pemCertificate starts each certificate of a PEM bundle (RFC 7468, section 5.1).
 var pemCertificate = []byte("-----BEGIN CERTIFICATE-----")
 

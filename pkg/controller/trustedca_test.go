@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2/ktesting"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
@@ -40,12 +40,7 @@ func newBundle(rv string, data map[string]string) *corev1.ConfigMap {
 // returns the fixture, the kube writes and the Monocle the sync left.
 func resyncWithBundle(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, cms ...*corev1.ConfigMap) (*fixture, []core.Action, *monoclev1alpha1.Monocle) {
 	t.Helper()
-	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{m}
-	f.kubeobjects = objects
-	f.userConfigMaps = cms
-	writes, status := f.runStatus()
-	return f, writes, status
+	return resyncWith(t, m, objects, func(f *fixture) { f.userConfigMaps = cms })
 }
 
 func TestTrustedCAReachesAPIAndCrawler(t *testing.T) {
@@ -79,27 +74,11 @@ func TestTrustedCAReachesAPIAndCrawler(t *testing.T) {
 func TestTrustedCAIsReadOncePerResourceVersion(t *testing.T) {
 	bundle := newBundle("1", map[string]string{"ca.crt": testPEM})
 	m, objects := convergedWith(t, withTrustedCA(), func(f *fixture) { f.userConfigMaps = []*corev1.ConfigMap{bundle} })
-	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{m}
-	f.kubeobjects = objects
-	f.userConfigMaps = []*corev1.ConfigMap{bundle}
-	c := f.newController()
-	_, ctx := ktesting.NewTestContext(t)
-	for i, want := range []int{1, 0} {
-		f.kubeclient.ClearActions()
-		if err := c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name}); err != nil {
-			t.Fatal(err)
+	for i, actions := range syncTwice(t, m, objects, func(f *fixture) { f.userConfigMaps = []*corev1.ConfigMap{bundle} }) {
+		// The first sync of this process reads the ConfigMap once; nothing is written.
+		if want := []string{"get configmaps "}[:1-i]; !slices.Equal(describe(actions), want) {
+			t.Errorf("sync %d made %q, want %q", i+1, describe(actions), want)
 		}
-		gets := 0
-		for _, a := range f.kubeclient.Actions() {
-			if a.GetVerb() == "get" && a.GetResource().Resource == "configmaps" {
-				gets++
-			}
-		}
-		if gets != want {
-			t.Errorf("sync %d read the ConfigMap %d times, want %d", i+1, gets, want)
-		}
-		expectActions(t, writes(f.kubeclient.Actions()))
 	}
 }
 
@@ -163,7 +142,7 @@ func TestTrustedCAChangeRequeuesTheMonoclesNamingIt(t *testing.T) {
 	name := types.NamespacedName{Namespace: metav1.NamespaceDefault, Name: "corp-bundle"}
 	c.trustedCAs.put(name, "1", map[string]string{"ca.crt": "h"})
 
-	c.handleConfigMapMetadataUpdate(
+	onChange(c.handleConfigMapMetadata)(
 		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "1"}},
 		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "2"}})
 	if got := c.queue.Len(); got != 1 {

@@ -28,6 +28,13 @@ func withOutbound() *monoclev1alpha1.Monocle {
 	return m
 }
 
+// minimalWith is minimal() changed by set.
+func minimalWith(set func(*monoclev1alpha1.Monocle)) *monoclev1alpha1.Monocle {
+	m := minimal()
+	set(m)
+	return m
+}
+
 // envOf returns the variables of names the container sets by value, in order, as name=value.
 func envOf(c corev1.Container, names []string) []string {
 	var out []string
@@ -48,6 +55,9 @@ func TestOutboundEnv(t *testing.T) {
 	external := func(url, user string) ElasticAccess {
 		return ElasticAccess{Target: ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: url, Username: user}}
 	}
+	httpsOnly := minimalWith(func(m *monoclev1alpha1.Monocle) {
+		m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{HTTPSProxy: "http://proxy:3128"}
+	})
 	for name, tc := range map[string]struct {
 		m                *monoclev1alpha1.Monocle
 		elastic          ElasticAccess
@@ -66,50 +76,34 @@ func TestOutboundEnv(t *testing.T) {
 			apiCA: true, crawlerCA: true,
 		},
 		"proxy with noProxy alone": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := minimal()
-				m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{NoProxy: "internal"}
-				return m
-			}(),
+			m:       minimalWith(func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{NoProxy: "internal"} }),
 			api:     []string{"no_proxy=internal," + demoAPINoProxy + "," + demoElasticNoProxy + ",localhost,127.0.0.1"},
 			crawler: []string{"no_proxy=internal," + demoAPINoProxy + ",localhost,127.0.0.1", "API_PROXY="},
 		},
 		"https proxy, external Elasticsearch reached directly": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := minimal()
-				m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{HTTPSProxy: "http://proxy:3128"}
-				return m
-			}(),
+			m:       httpsOnly,
 			elastic: external("http://es.data.svc:9200", ""),
 			api:     []string{"https_proxy=http://proxy:3128", "no_proxy=" + demoAPINoProxy + ",es.data.svc,localhost,127.0.0.1"},
 			crawler: []string{"https_proxy=http://proxy:3128", "no_proxy=" + demoAPINoProxy + ",localhost,127.0.0.1", "API_PROXY="},
 		},
 		"external Elasticsearch behind the proxy sidecar": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := minimal()
-				m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{HTTPSProxy: "http://proxy:3128"}
-				return m
-			}(),
+			m:       httpsOnly,
 			elastic: external("https://es.example.com:9243", "monocle"),
 			api:     []string{"https_proxy=http://proxy:3128", "no_proxy=" + demoAPINoProxy + ",localhost,127.0.0.1"},
 			crawler: []string{"https_proxy=http://proxy:3128", "no_proxy=" + demoAPINoProxy + ",localhost,127.0.0.1", "API_PROXY="},
 		},
 		"trusted CA alone": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := minimal()
+			m: minimalWith(func(m *monoclev1alpha1.Monocle) {
 				m.Spec.TrustedCA = &monoclev1alpha1.ConfigMapKeyReference{Name: "bundle", Key: "ca.crt"}
-				return m
-			}(),
+			}),
 			api:     []string{"SSL_CERT_FILE=/etc/pki/tls/certs/ca-bundle.crt"},
 			crawler: []string{"SSL_CERT_FILE=/etc/pki/tls/certs/ca-bundle.crt"},
 			apiCA:   true, crawlerCA: true,
 		},
 		"crawler TLS ciphers alone": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := minimal()
+			m: minimalWith(func(m *monoclev1alpha1.Monocle) {
 				m.Spec.Crawler.TLS = &monoclev1alpha1.CrawlerTLS{Ciphers: "DEFAULT:@SECLEVEL=1"}
-				return m
-			}(),
+			}),
 			crawler: []string{"TLS_CIPHERS=DEFAULT:@SECLEVEL=1"},
 		},
 	} {

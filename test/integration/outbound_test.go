@@ -193,15 +193,7 @@ func TestOutboundNetwork(t *testing.T) {
 		jobs := updateIdentsJobs(t, ns, "m")
 		env.Kubectl.Must(t, "patch", "configmap", "-n", ns, "corp-bundle", "--type=merge",
 			"-p", fmt.Sprintf(`{"data":{"ca-bundle.pem":%q}}`, outboundPEM+strings.Replace(outboundPEM, "first", "second", 1)))
-		testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API and crawler rolled", func() error {
-			now := takeSnapshot(t, ns)
-			for _, d := range []string{"m-api", "m-crawler"} {
-				if now.templates[d][resources.TrustedCAHashAnnotation] == before.templates[d][resources.TrustedCAHashAnnotation] {
-					return fmt.Errorf("%s still has the old CA hash", d)
-				}
-			}
-			return nil
-		})
+		before.waitAnnotationChanged(t, ns, resources.TrustedCAHashAnnotation, "m-api", "m-crawler")
 		before.expectUnchanged(t, ns, "m-elastic")
 		for j := range updateIdentsJobs(t, ns, "m") {
 			if !jobs[j] {
