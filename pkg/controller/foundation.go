@@ -136,6 +136,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 
 	f.secrets, err = c.checkSecrets(ctx, m, f.config.parsed, f.apiSecret)
 	st.fail(err)
+	ca, err := c.checkTrustedCA(ctx, m)
+	st.fail(err)
+	f.secrets = f.secrets.withTrustedCA(ca)
 	st.setCondition(f.secrets.condition)
 	if oidc := day2.OIDCCondition(m, f.config.parsed); oidc != nil {
 		st.setCondition(*oidc)

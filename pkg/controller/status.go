@@ -29,6 +29,8 @@ var blocking = map[string]bool{
 	reasons.InvalidConfig:                   true,
 	reasons.SecretNotFound:                  true,
 	reasons.TokenMissing:                    true,
+	reasons.ConfigMapNotFound:               true,
+	reasons.ConfigMapKeyMissing:             true,
 	reasons.StorageChangeRefused:            true,
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,

@@ -53,7 +53,7 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
 		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
-		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
+		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m), TrustedCAHash: f.secrets.caHash}
 	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {

@@ -44,7 +44,8 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType})
 	if in.CrawlerRestartedAt != "" {
 		d.Spec.Template.Annotations[CrawlerRestartedAtAnnotation] = in.CrawlerRestartedAt
-		setSpecHash(&d.ObjectMeta, d.Spec)
 	}
+	addOutbound(m, in, &d.Spec.Template, ComponentCrawler)
+	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
 }

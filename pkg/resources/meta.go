@@ -81,6 +81,9 @@ type Inputs struct {
 	APIRestartedAt string
 	// Elastic is how the API reaches Elasticsearch; the zero value is the bundled one.
 	Elastic ElasticAccess
+	// TrustedCAHash is TrustedCAHash of the spec.trustedCA bundle, stamped on the crawler's
+	// and the API's pod templates when the Monocle names one.
+	TrustedCAHash string
 }
 
 // RestartedAtAnnotation on a pod template is the time of the last restart the operator asked

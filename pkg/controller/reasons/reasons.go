@@ -31,9 +31,10 @@ const (
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
-// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, StorageChangeRefused,
-// ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit,
-// IndexReplicasTooHigh, ElasticsearchNotFound, ElasticsearchInUse.
+// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
+// ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
+// ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
+// ElasticsearchInUse.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -77,6 +78,13 @@ const (
 	// component that reads it is held back, the message says which (False). Blocking: also
 	// Degraded and a Warning event.
 	TokenMissing = "TokenMissing"
+	// ConfigMapNotFound: the ConfigMap spec.trustedCA names does not exist; the API and
+	// crawler are not started or rolled (False). Blocking: also Degraded and a Warning event.
+	ConfigMapNotFound = "ConfigMapNotFound"
+	// ConfigMapKeyMissing: the ConfigMap spec.trustedCA names lacks its key, or the key holds
+	// no PEM certificate; the API and crawler are not started or rolled (False). Blocking:
+	// also Degraded and a Warning event.
+	ConfigMapKeyMissing = "ConfigMapKeyMissing"
 )
 
 // Reasons of the IdentsUpdated condition and of update-idents events.

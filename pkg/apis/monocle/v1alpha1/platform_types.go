@@ -61,19 +61,24 @@ type JobsSpec struct {
 // own that reads API_PROXY only, which the operator sets empty: the API is in the cluster.
 type OutboundProxy struct {
 	// HTTPSProxy is the proxy for https:// requests (https_proxy), such as
-	// http://proxy.example.com:3128.
+	// http://proxy.example.com:3128: an http:// URL, which is all Monocle's HTTP client
+	// takes (https:// requests go through it with CONNECT); any other scheme would make the
+	// crawler and the API fail at start (http-client's Network/HTTP/Proxy.hs, envHelper).
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#]+/?$') && isURL(self)",message="httpsProxy must be http:// or https://, an optional user:password@, a host and an optional port"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#]+/?$') && isURL(self)",message="httpsProxy must be http://, an optional user:password@, a host and an optional port: Monocle's HTTP client takes no other proxy"
 	HTTPSProxy string `json:"httpsProxy,omitempty"`
-	// HTTPProxy is the proxy for http:// requests (http_proxy).
+	// HTTPProxy is the proxy for http:// requests (http_proxy), an http:// URL as for
+	// HTTPSProxy.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#]+/?$') && isURL(self)",message="httpProxy must be http:// or https://, an optional user:password@, a host and an optional port"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#]+/?$') && isURL(self)",message="httpProxy must be http://, an optional user:password@, a host and an optional port: Monocle's HTTP client takes no other proxy"
 	HTTPProxy string `json:"httpProxy,omitempty"`
 	// NoProxy is a comma-separated list of host names or domain suffixes reached without the
-	// proxy (no_proxy). The operator adds the hosts in the cluster the pods reach: the API
-	// Service, the Elasticsearch Service or proxy sidecar, localhost and 127.0.0.1.
+	// proxy (no_proxy): "example.com" covers example.com and its subdomains; ports, wildcards
+	// and CIDR ranges are not understood. The operator adds the hosts in the cluster the pods
+	// reach: the API Service, the Elasticsearch Service or proxy sidecar, localhost and
+	// 127.0.0.1.
 	// +optional
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:Pattern=`^[^\s]*$`

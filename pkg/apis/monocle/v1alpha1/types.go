@@ -208,7 +208,8 @@ type MonocleSpec struct {
 
 	// TrustedCA names a ConfigMap key holding PEM certificates (a bundle such as
 	// trust-manager writes) that the crawler and the API trust instead of the image's own:
-	// it is mounted read-only and SSL_CERT_FILE points at it. For code hosts and OIDC
+	// it is mounted read-only at /etc/pki/tls/certs/ca-bundle.crt, the file Monocle loads
+	// its CAs from, and SSL_CERT_FILE names it. For code hosts and OIDC
 	// providers whose certificates a private CA signs; the bundle must also hold the public
 	// CAs the pods need (trust-manager's useDefaultCAs). A change of the ConfigMap's key
 	// restarts the crawler and the API.
