@@ -79,8 +79,8 @@ func TestPlanHibernation(t *testing.T) {
 			stopped: resources.Stopped{Crawler: true}, phase: monoclev1alpha1.HibernationHibernating, reason: reasons.Hibernating,
 		},
 		"the crawler's controller has not observed the scale-down: the API runs on": {
-			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating),
-			o: HibernationObserved{API: up(), Crawler: func() *appsv1.Deployment { d := gone(); d.Generation++; return d }(), Elastic: elasticOf(1, 1, 1)},
+			m:       hibernationMonocle(true, monoclev1alpha1.HibernationHibernating),
+			o:       HibernationObserved{API: up(), Crawler: func() *appsv1.Deployment { d := gone(); d.Generation++; return d }(), Elastic: elasticOf(1, 1, 1)},
 			stopped: resources.Stopped{Crawler: true}, phase: monoclev1alpha1.HibernationHibernating, reason: reasons.Hibernating,
 		},
 		"no crawler pod left: the API stops": {
