@@ -9,8 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 	"testing"
+	"time"
 )
 
 // CRDName is the name of the Monocle CustomResourceDefinition that deploy/01-crd.yaml
