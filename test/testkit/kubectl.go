@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // CRDName is the name of the Monocle CustomResourceDefinition that deploy/01-crd.yaml
@@ -67,17 +66,8 @@ func (k Kubectl) InstallCRD(ctx context.Context, repoRoot string) error {
 	if out, err := k.Run(ctx, "apply", "-f", filepath.Join(repoRoot, "deploy", "01-crd.yaml")); err != nil {
 		return fmt.Errorf("applying the CRD: %v: %s", err, out)
 	}
-	// kubectl wait fails, rather than waits, while the new CRD has no status yet: that
-	// failure (".status.conditions accessor error") is tried again for up to 60 s.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName)
-		if err == nil {
-			return nil
-		}
-		if !strings.Contains(out, "status.conditions accessor error") || time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName); err != nil {
+		return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
 	}
+	return nil
 }

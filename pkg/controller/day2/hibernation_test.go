@@ -47,6 +47,13 @@ func hibernationMonocle(hibernate bool, phase monoclev1alpha1.HibernationPhase) 
 	return m
 }
 
+// withRestore is m with spec.restore of snapshot "nightly" and status.restore of it in phase.
+func withRestore(m *monoclev1alpha1.Monocle, phase monoclev1alpha1.RestorePhase) *monoclev1alpha1.Monocle {
+	m.Spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: "nightly"}
+	m.Status.Restore = &monoclev1alpha1.RestoreStatus{Snapshot: "nightly", Phase: phase}
+	return m
+}
+
 func TestPlanHibernation(t *testing.T) {
 	now := time.Date(2026, 12, 24, 18, 0, 0, 0, time.UTC)
 	up := func() *appsv1.Deployment { return workload(1, 1, 1, 0) }
@@ -127,12 +134,7 @@ func TestPlanHibernation(t *testing.T) {
 			down: []string{"crawler", "api", "elastic"}, reason: reasons.Hibernated,
 		},
 		"a restore in progress defers the hibernation": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := hibernationMonocle(true, "")
-				m.Spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: "nightly"}
-				m.Status.Restore = &monoclev1alpha1.RestoreStatus{Snapshot: "nightly", Phase: monoclev1alpha1.RestoreRestoring}
-				return m
-			}(),
+			m:      withRestore(hibernationMonocle(true, ""), monoclev1alpha1.RestoreRestoring),
 			o:      HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
 			reason: reasons.HibernationDeferred, message: "the restore of snapshot nightly (phase Restoring)",
 		},
@@ -146,12 +148,7 @@ func TestPlanHibernation(t *testing.T) {
 			reason: reasons.HibernationDeferred, message: "the upgrade from " + oldMonocleImage + " to " + newMonocleImage + " (phase ReplacingAPI)",
 		},
 		"a failed restore does not defer it": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := hibernationMonocle(true, "")
-				m.Spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: "nightly"}
-				m.Status.Restore = &monoclev1alpha1.RestoreStatus{Snapshot: "nightly", Phase: monoclev1alpha1.RestoreFailed}
-				return m
-			}(),
+			m:       withRestore(hibernationMonocle(true, ""), monoclev1alpha1.RestoreFailed),
 			o:       HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
 			stopped: all, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"}, reason: reasons.Hibernating,
 		},
@@ -183,12 +180,7 @@ func TestPlanHibernation(t *testing.T) {
 			m: hibernationMonocle(false, monoclev1alpha1.HibernationWaking), o: HibernationObserved{API: up(), Crawler: up(), Elastic: elasticOf(1, 1, 1)},
 		},
 		"a failed restore keeps the API and the crawler stopped: awake once Elasticsearch serves": {
-			m: func() *monoclev1alpha1.Monocle {
-				m := hibernationMonocle(false, monoclev1alpha1.HibernationWaking)
-				m.Spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: "nightly"}
-				m.Status.Restore = &monoclev1alpha1.RestoreStatus{Snapshot: "nightly", Phase: monoclev1alpha1.RestoreFailed}
-				return m
-			}(),
+			m: withRestore(hibernationMonocle(false, monoclev1alpha1.HibernationWaking), monoclev1alpha1.RestoreFailed),
 			o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
 		},
 		"asked again while waking: the crawler stops first again": {
