@@ -134,9 +134,10 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored.
+// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored or hibernation stops the
+// API.
 func apiReplicas(m *monoclev1alpha1.Monocle, in Inputs) int32 {
-	if in.Restoring {
+	if in.Restoring || in.Stopped.API {
 		return 0
 	}
 	return APIReplicas(m)

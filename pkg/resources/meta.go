@@ -66,6 +66,9 @@ type Inputs struct {
 	CrawlerStopped bool
 	// Restoring scales the API and the crawler to zero, while a snapshot is restored.
 	Restoring bool
+	// Stopped are the components hibernation stops (spec.hibernate): their workloads are
+	// built with zero replicas.
+	Stopped Stopped
 	// APIImage and CrawlerImage, when set, replace the spec's images: an upgrade keeps a
 	// component on its running image until its turn comes.
 	APIImage, CrawlerImage string

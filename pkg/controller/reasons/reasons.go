@@ -355,6 +355,30 @@ const (
 	RestoreFailed = "RestoreFailed"
 )
 
+// Reasons of the Hibernated condition and of hibernation events (day2/hibernation.go). The
+// Ready condition takes Hibernating, Hibernated and Waking too while status.hibernation is
+// set; none of them makes the Monocle Degraded, and Ready turning False with one of them
+// records a Normal event with that reason instead of NotReady.
+const (
+	// Hibernating: spec.hibernate stops the Monocle, the crawler first, then the API, then
+	// the bundled Elasticsearch, each once the one before has no pod; the message says what
+	// it waits for (Hibernated False; Ready False).
+	Hibernating = "Hibernating"
+	// Hibernated: no pod of the Monocle runs; volumes, keys, Secrets and config are kept
+	// (Hibernated True; Ready False).
+	Hibernated = "Hibernated"
+	// Waking: spec.hibernate was removed and the Monocle starts again, Elasticsearch first,
+	// then the API, then the crawler (Hibernated False; Ready False).
+	Waking = "Waking"
+	// HibernationDeferred: spec.hibernate is not acted on while a restore or an upgrade is
+	// in progress; the message names it, and the Monocle hibernates once it ends
+	// (Hibernated False; a Normal event).
+	HibernationDeferred = "HibernationDeferred"
+	// WaitingForWake: an image change (Upgraded False) or a restore (Restored False) asked
+	// for while the Monocle hibernates or wakes waits until it is awake.
+	WaitingForWake = "WaitingForWake"
+)
+
 // Reasons of events about owned objects and Ready transitions.
 const (
 	// Created: the operator created owned objects, an update-idents Job included

@@ -1224,6 +1224,11 @@ const (
 	// way (the API and the crawler are stopped meanwhile) and when it failed, True once it
 	// succeeded. Absent without spec.restore.
 	ConditionRestored = "Restored"
+	// ConditionHibernated reports spec.hibernate (status.hibernation): True once no pod of
+	// the Monocle runs, False while it is stopping or waking, or while a restore or an upgrade
+	// in progress defers the hibernation. Absent on a Monocle that is awake and not asked to
+	// hibernate.
+	ConditionHibernated = "Hibernated"
 )
 
 // DiskPressurePercent is the share of Elasticsearch's data volume in use above which a
