@@ -1,6 +1,7 @@
 package kubectlmonocle
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -30,7 +31,8 @@ func (p *Plugin) Status(ctx context.Context, name string) error {
 // hibernation, maintenance requests and indices of removed workspaces. Times are ages
 // relative to now, as kubectl prints them.
 func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) error {
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var buf bytes.Buffer
+	w := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	st := m.Status
 	age := func(t *metav1.Time) string {
 		if t == nil {
@@ -40,7 +42,7 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 	}
 	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
 
-	fmt.Fprintf(w, "Monocle %s/%s\tversion %s\tURL %s\n", m.Namespace, m.Name, or(st.Version, "-"), or(st.URL, "-"))
+	fmt.Fprintf(w, "Monocle %s/%s, version %s, URL %s\n", m.Namespace, m.Name, or(st.Version, "-"), or(st.URL, "-"))
 	for _, c := range []struct {
 		name string
 		s    monoclev1alpha1.ComponentStatus
@@ -56,7 +58,11 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 	}
 
 	section("CONDITIONS")
-	fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE\n")
+	if len(st.Conditions) == 0 {
+		fmt.Fprintf(w, "  none yet\n")
+	} else {
+		fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE\n")
+	}
 	for _, c := range st.Conditions {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(&c.LastTransitionTime), oneLine(c.Message))
 	}
@@ -107,7 +113,11 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 			if s == nil {
 				return "none"
 			}
-			return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", s.Name, age(s.Time), quantity(s.Size), s.Reason))
+			parts := []string{s.Name, age(s.Time)}
+			if s.Size != nil {
+				parts = append(parts, s.Size.String())
+			}
+			return strings.Join(append(parts, s.Reason), " ")
 		}
 		fmt.Fprintf(w, "  repository %s\tsnapshots %d\n", or(b.Repository, "-"), b.Snapshots)
 		fmt.Fprintf(w, "  last successful\t%s\n", snap(b.LastSuccessful))
@@ -131,7 +141,7 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 	if len(st.Maintenance) > 0 {
 		section("MAINTENANCE")
 		for _, j := range st.Maintenance {
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", or(j.Request, j.Name), j.Phase, age(j.StartTime), oneLine(j.Message))
+			fmt.Fprintf(w, "  %s\t%s\tstarted %s\t%s\n", or(j.Request, j.Name), j.Phase, age(j.StartTime), oneLine(j.Message))
 		}
 	}
 	if len(st.UnusedIndices) > 0 {
@@ -140,7 +150,16 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 			fmt.Fprintf(w, "  %s\t%s\t%d docs\t%s\n", u.Workspace, u.Index, u.Docs, quantity(u.Size))
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	// A row whose last cells are empty ends in the padding of the cells before them.
+	lines := strings.Split(buf.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	_, err := io.WriteString(out, strings.Join(lines, "\n"))
+	return err
 }
 
 func or(s, otherwise string) string {
