@@ -2,8 +2,8 @@ package kubectlmonocle
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
