@@ -17,6 +17,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
+	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // FieldManager is the field manager of the plugin's writes, as kubectl's are
@@ -73,9 +74,13 @@ func NewCommand(streams genericiooptions.IOStreams, connect Connect) *cobra.Comm
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl monocle",
 		},
+		// --version prints the release and commit stamped at build (make build, make
+		// release-plugin).
+		Version:       strings.Replace(version.String(), "monocle-operator", "kubectl-monocle", 1),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	flags.AddFlags(root.PersistentFlags())
