@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,17 +25,12 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
+// testConfig has workspace demo with crawlers gh and gl.
 const testConfig = `workspaces:
 - name: demo
   crawlers:
-  - name: gh
-    update_since: "2024-01-01"
-    provider:
-      github_organization: change-metrics
-  - name: gl
-    update_since: "2024-01-01"
-    provider:
-      gitlab_organization: change-metrics
+  - {name: gh, update_since: "2024-01-01", provider: {github_organization: change-metrics}}
+  - {name: gl, update_since: "2024-01-01", provider: {gitlab_organization: change-metrics}}
 `
 
 var testNow = time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
@@ -72,15 +68,9 @@ func run(t *testing.T, objects []runtime.Object, args ...string) (*fixture, erro
 func runWith(t *testing.T, objects []runtime.Object, setup func(*fixture), args ...string) (*fixture, error) {
 	t.Helper()
 	f := &fixture{}
-	var monocles, kube []runtime.Object
-	for _, o := range objects {
-		if _, ok := o.(*monoclev1alpha1.Monocle); ok {
-			monocles = append(monocles, o)
-		} else {
-			kube = append(kube, o)
-		}
-	}
-	f.monocles, f.kube = fake.NewSimpleClientset(monocles...), k8sfake.NewClientset(kube...)
+	isMonocle := func(o runtime.Object) bool { _, ok := o.(*monoclev1alpha1.Monocle); return ok }
+	f.monocles = fake.NewSimpleClientset(slices.DeleteFunc(slices.Clone(objects), func(o runtime.Object) bool { return !isMonocle(o) })...)
+	f.kube = k8sfake.NewClientset(slices.DeleteFunc(slices.Clone(objects), isMonocle)...)
 	if setup != nil {
 		setup(f)
 	}

@@ -41,6 +41,14 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 		return duration.HumanDuration(now.Sub(t.Time)) + " ago"
 	}
 	section := func(title string) { fmt.Fprintf(w, "\n%s\n", title) }
+	// table starts a section of rows: its header, or the line empty when it has none.
+	table := func(title string, rows int, empty, header string) {
+		section(title)
+		if rows == 0 {
+			header = empty
+		}
+		fmt.Fprintf(w, "  %s\n", header)
+	}
 
 	fmt.Fprintf(w, "Monocle %s/%s, version %s, URL %s\n", m.Namespace, m.Name, or(st.Version, "-"), or(st.URL, "-"))
 	for _, c := range []struct {
@@ -57,12 +65,7 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 		fmt.Fprintf(w, "  asked (spec.hibernate), not started yet\n")
 	}
 
-	section("CONDITIONS")
-	if len(st.Conditions) == 0 {
-		fmt.Fprintf(w, "  none yet\n")
-	} else {
-		fmt.Fprintf(w, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE\n")
-	}
+	table("CONDITIONS", len(st.Conditions), "none yet", "TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
 	for _, c := range st.Conditions {
 		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, age(&c.LastTransitionTime), oneLine(c.Message))
 	}
@@ -81,12 +84,7 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 		fmt.Fprintf(w, "  not read yet\n")
 	}
 
-	section("CRAWLERS")
-	if len(st.Crawlers) == 0 {
-		fmt.Fprintf(w, "  none\n")
-	} else {
-		fmt.Fprintf(w, "  WORKSPACE\tCRAWLER\tCRAWLED UNTIL\tLAST PROGRESS\tERRORS (DAY/TOTAL)\tLAST ERROR\n")
-	}
+	table("CRAWLERS", len(st.Crawlers), "none", "WORKSPACE\tCRAWLER\tCRAWLED UNTIL\tLAST PROGRESS\tERRORS (DAY/TOTAL)\tLAST ERROR")
 	for _, c := range st.Crawlers {
 		until := "-"
 		if c.CrawledUntil != nil {
