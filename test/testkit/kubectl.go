@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CRDName is the name of the Monocle CustomResourceDefinition that deploy/01-crd.yaml
@@ -66,8 +67,17 @@ func (k Kubectl) InstallCRD(ctx context.Context, repoRoot string) error {
 	if out, err := k.Run(ctx, "apply", "-f", filepath.Join(repoRoot, "deploy", "01-crd.yaml")); err != nil {
 		return fmt.Errorf("applying the CRD: %v: %s", err, out)
 	}
-	if out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName); err != nil {
-		return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	// kubectl wait fails at once, rather than waiting, when it reads the CRD before the API
+	// server set its first condition (".status.conditions accessor error"), which a loaded
+	// machine makes likely: try again then.
+	for attempt := 1; ; attempt++ {
+		out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName)
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(out, "status.conditions accessor error") || attempt == 20 || ctx.Err() != nil {
+			return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
-	return nil
 }

@@ -77,3 +77,31 @@ func TestInstallCRD(t *testing.T) {
 		t.Errorf("a failing wait: %v", err)
 	}
 }
+
+// TestInstallCRDBeforeItsConditions: a wait that reads the CRD before its first condition is
+// tried again, and any other failure is not.
+func TestInstallCRDBeforeItsConditions(t *testing.T) {
+	dir := t.TempDir()
+	// The first wait fails as kubectl does on a CRD without conditions, the next succeeds.
+	script := `#!/bin/sh
+echo "$*" >> "` + dir + `/calls.log"
+if [ "$1" = wait ] && [ ! -e "` + dir + `/waited" ]; then
+  touch "` + dir + `/waited"
+  echo "error: .status.conditions accessor error: <nil> is of the type <nil>, expected []interface{}" >&2; exit 1
+fi
+`
+	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := (Kubectl{}).InstallCRD(context.Background(), "/repo"); err != nil {
+		t.Fatal(err)
+	}
+	calls, err := os.ReadFile(filepath.Join(dir, "calls.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(calls), "wait "); n != 2 {
+		t.Errorf("%d waits, want 2:\n%s", n, calls)
+	}
+}
