@@ -166,13 +166,13 @@ func TestHibernateAndWake(t *testing.T) {
 		m.Status.Restore = &monoclev1alpha1.RestoreStatus{Snapshot: "s1", Phase: monoclev1alpha1.RestoreRestoring}
 	})
 	f, err = run(t, []runtime.Object{restoring}, "hibernate", "demo")
-	expectRefused(t, f, err, "hibernation waits for the restore or upgrade under way: Elasticsearch is restoring snapshot s1")
+	expectRefused(t, f, err, "spec.hibernate waits for the restore of snapshot s1 (phase Restoring) to end: the Monocle hibernates then")
 
 	upgrading := monocle(func(m *monoclev1alpha1.Monocle) {
 		m.Status.Upgrade = &monoclev1alpha1.UpgradeStatus{From: "1.10.0", To: "1.11.2", Phase: monoclev1alpha1.UpgradeReplacingAPI}
 	})
 	f, err = run(t, []runtime.Object{upgrading}, "hibernate", "demo")
-	expectRefused(t, f, err, "hibernation waits for the restore or upgrade under way: Upgrading from 1.10.0 to 1.11.2: replacing the API")
+	expectRefused(t, f, err, "spec.hibernate waits for the upgrade from 1.10.0 to 1.11.2 (phase ReplacingAPI) to end: the Monocle hibernates then")
 
 	// Waking is never refused: it only undoes the switch.
 	f, err = run(t, []runtime.Object{upgrading}, "wake", "demo")

@@ -16,16 +16,16 @@ import (
 )
 
 // Hibernate sets spec.hibernate of Monocle name to on. Asking to hibernate while a restore
-// or an upgrade is under way is refused with the operator's message for it
-// (day2.RestoreOrUpgradeInProgress): the operator would only defer it.
+// or an upgrade is under way is refused with the message of the operator's Hibernated
+// condition that would defer it (day2.HibernationDeferral).
 func (p *Plugin) Hibernate(ctx context.Context, name string, on bool) error {
 	m, err := p.get(ctx, name)
 	if err != nil {
 		return err
 	}
 	if on {
-		if why := day2.RestoreOrUpgradeInProgress(m, p.now()); why != "" {
-			return &Refusal{Monocle: name, Reason: "hibernation waits for the restore or upgrade under way: " + why}
+		if why := day2.HibernationDeferral(m); why != "" {
+			return &Refusal{Monocle: name, Reason: why}
 		}
 	}
 	return p.mergePatch(ctx, name, map[string]any{"spec": map[string]any{"hibernate": on}}, "patched", fmt.Sprintf("spec.hibernate=%t", on))

@@ -180,7 +180,7 @@ spec:
 		waitCondition(t, ns, "restoring", "Paused", metav1.ConditionTrue, "Paused")
 		env.Kubectl.Must(t, "patch", "-n", ns, "monocle/restoring", "--subresource=status", "--type=merge",
 			"-p", `{"status":{"restore":{"snapshot":"s1","phase":"Restoring","indices":["monocle.changes.1.demo"]}}}`)
-		refusedPlugin(t, ns, "refused for Monocle restoring: hibernation waits for the restore or upgrade under way: Elasticsearch is restoring snapshot s1 (monocle.changes.1.demo)",
+		refusedPlugin(t, ns, "refused for Monocle restoring: spec.hibernate waits for the restore of snapshot s1 (phase Restoring) to end: the Monocle hibernates then",
 			"hibernate", "restoring")
 		if getMonocle(t, ns, "restoring").Spec.Hibernate {
 			t.Error("a refused hibernate wrote spec.hibernate")

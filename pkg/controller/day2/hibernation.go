@@ -75,10 +75,9 @@ func PlanHibernation(m *monoclev1alpha1.Monocle, o HibernationObserved, now time
 	case cur == nil && !m.Spec.Hibernate:
 		return HibernationStep{}
 	case cur == nil:
-		if busy := hibernationBlocker(m); busy != "" {
+		if why := HibernationDeferral(m); why != "" {
 			return HibernationStep{Condition: &metav1.Condition{Type: monoclev1alpha1.ConditionHibernated, Status: metav1.ConditionFalse,
-				Reason:  reasons.HibernationDeferred,
-				Message: fmt.Sprintf("spec.hibernate waits for %s to end: the Monocle hibernates then", busy)}}
+				Reason: reasons.HibernationDeferred, Message: why}}
 		}
 	}
 	bundled := resources.BundledElasticsearch(m)
@@ -163,6 +162,19 @@ func HibernationReason(p monoclev1alpha1.HibernationPhase) string {
 		return reasons.Waking
 	}
 	return reasons.Hibernating
+}
+
+// HibernationDeferral is the message of the Hibernated condition (reason
+// HibernationDeferred) while a restore (status.restore Pending or Restoring for
+// spec.restore's snapshot) or an upgrade (status.upgrade in any phase but Succeeded, Blocked
+// included) defers the hibernation spec.hibernate asks for, or "" when nothing does. Both
+// stop and start the API and the crawler in steps of their own. The kubectl plugin refuses to
+// ask for a hibernation with this message.
+func HibernationDeferral(m *monoclev1alpha1.Monocle) string {
+	if busy := hibernationBlocker(m); busy != "" {
+		return fmt.Sprintf("spec.hibernate waits for %s to end: the Monocle hibernates then", busy)
+	}
+	return ""
 }
 
 // hibernationBlocker names the restore or the upgrade in progress that defers m's

@@ -337,3 +337,38 @@ func TestHoldRestore(t *testing.T) {
 		t.Errorf("a failed restore's result changed: %+v", held.Condition)
 	}
 }
+
+func TestHibernationDeferral(t *testing.T) {
+	restore := &monoclev1alpha1.RestoreSpec{Snapshot: "s1"}
+	restored := func(snapshot string, phase monoclev1alpha1.RestorePhase) *monoclev1alpha1.RestoreStatus {
+		return &monoclev1alpha1.RestoreStatus{Snapshot: snapshot, Phase: phase}
+	}
+	upgrade := func(phase monoclev1alpha1.UpgradePhase) *monoclev1alpha1.UpgradeStatus {
+		return &monoclev1alpha1.UpgradeStatus{From: "1.10.0", To: "1.11.2", Phase: phase}
+	}
+	tests := map[string]struct {
+		restore *monoclev1alpha1.RestoreSpec
+		status  monoclev1alpha1.MonocleStatus
+		want    string // the whole message; "" for none
+	}{
+		"nothing":                    {},
+		"a restore pending":          {restore: restore, status: monoclev1alpha1.MonocleStatus{Restore: restored("s1", monoclev1alpha1.RestorePending)}, want: "spec.hibernate waits for the restore of snapshot s1 (phase Pending) to end: the Monocle hibernates then"},
+		"a restore restoring":        {restore: restore, status: monoclev1alpha1.MonocleStatus{Restore: restored("s1", monoclev1alpha1.RestoreRestoring)}, want: "spec.hibernate waits for the restore of snapshot s1 (phase Restoring) to end: the Monocle hibernates then"},
+		"a restore succeeded":        {restore: restore, status: monoclev1alpha1.MonocleStatus{Restore: restored("s1", monoclev1alpha1.RestoreSucceeded)}},
+		"a restore failed":           {restore: restore, status: monoclev1alpha1.MonocleStatus{Restore: restored("s1", monoclev1alpha1.RestoreFailed)}},
+		"another snapshot's restore": {restore: restore, status: monoclev1alpha1.MonocleStatus{Restore: restored("s0", monoclev1alpha1.RestoreRestoring)}},
+		"an upgrade stopping the crawler": {status: monoclev1alpha1.MonocleStatus{Upgrade: upgrade(monoclev1alpha1.UpgradeStoppingCrawler)},
+			want: "spec.hibernate waits for the upgrade from 1.10.0 to 1.11.2 (phase StoppingCrawler) to end: the Monocle hibernates then"},
+		"an upgrade blocked": {status: monoclev1alpha1.MonocleStatus{Upgrade: upgrade(monoclev1alpha1.UpgradeBlocked)},
+			want: "spec.hibernate waits for the upgrade from 1.10.0 to 1.11.2 (phase Blocked) to end: the Monocle hibernates then"},
+		"an upgrade succeeded": {status: monoclev1alpha1.MonocleStatus{Upgrade: upgrade(monoclev1alpha1.UpgradeSucceeded)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			m := &monoclev1alpha1.Monocle{Spec: monoclev1alpha1.MonocleSpec{Restore: tc.restore}, Status: tc.status}
+			if got := HibernationDeferral(m); got != tc.want {
+				t.Errorf("HibernationDeferral = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
