@@ -58,6 +58,6 @@ func TestCRDDocumentsEveryField(t *testing.T) {
 	}
 	sort.Strings(undocumented)
 	if len(undocumented) > 0 {
-		t.Errorf("fields without a description (add a doc comment in types.go and run hack/update-codegen.sh): %v", undocumented)
+		t.Errorf("fields without a description (add a doc comment on the field in pkg/apis/monocle/v1alpha1 and run hack/update-codegen.sh): %v", undocumented)
 	}
 }
