@@ -73,7 +73,7 @@ func TestInstallCRD(t *testing.T) {
 	}
 	t.Setenv("FAKE_KUBECTL_FAIL", "wait")
 	err = k.InstallCRD(context.Background(), "/repo")
-	if err == nil || !strings.HasPrefix(err.Error(), "waiting for the CRD: ") || !strings.Contains(err.Error(), "error: wait failed") {
+	if err == nil || !strings.HasPrefix(err.Error(), "waiting for the CRD "+CRDName+": ") || !strings.Contains(err.Error(), "error: wait failed") {
 		t.Errorf("a failing wait: %v", err)
 	}
 }
