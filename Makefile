@@ -29,9 +29,28 @@ PROMTOOL := $(TOOLS_CACHE)/promtool-$(PROMTOOL_VERSION)/promtool
 
 all: build
 
-## build: build the operator binary into bin/
+## build: build the operator binary and the kubectl plugin (kubectl-monocle) into bin/
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/monocle-operator ./cmd/monocle-operator
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN_DIR)/kubectl-monocle ./cmd/kubectl-monocle
+
+# The platforms the release ships the kubectl plugin for, as GOOS/GOARCH.
+PLUGIN_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+## release-plugin: the kubectl plugin for each of PLUGIN_PLATFORMS, as
+## $(RELEASE_DIR)/kubectl-monocle-$(VERSION)-<os>-<arch>.tar.gz (the binary kubectl-monocle
+## inside), and their SHA-256 sums in $(RELEASE_DIR)/kubectl-monocle-$(VERSION).sha256
+.PHONY: release-plugin
+release-plugin:
+	@set -euo pipefail; mkdir -p "$(RELEASE_DIR)"; tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	for platform in $(PLUGIN_PLATFORMS); do \
+		os="$${platform%/*}"; arch="$${platform#*/}"; name="kubectl-monocle-$(VERSION)-$$os-$$arch"; \
+		mkdir -p "$$tmp/$$name"; \
+		CGO_ENABLED=0 GOOS="$$os" GOARCH="$$arch" $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o "$$tmp/$$name/kubectl-monocle" ./cmd/kubectl-monocle; \
+		tar -C "$$tmp/$$name" --owner=0 --group=0 --numeric-owner -czf "$(RELEASE_DIR)/$$name.tar.gz" kubectl-monocle; \
+		echo "$(RELEASE_DIR)/$$name.tar.gz"; \
+	done; \
+	cd "$(RELEASE_DIR)" && sha256sum kubectl-monocle-$(VERSION)-*.tar.gz > kubectl-monocle-$(VERSION).sha256
 
 ## release-manifests: write $(RELEASE_DIR)/monocle-operator.yaml, the release's install file:
 ## every object of deploy/ in apply order, with the operator image tagged $(VERSION)

@@ -41,6 +41,12 @@ go run ./hack/localcluster up --dir "${DIR}"
 export KUBECONFIG="${DIR}/kubeconfig"
 
 kubectl apply -f deploy/01-crd.yaml
+# kubectl wait fails at once, rather than waits, when it reads the new CRD before the API
+# server wrote its first status: wait for a status first (up to a minute).
+for _ in $(seq 60); do
+  [[ -n "$(kubectl get crd/monocles.monocle.monocle.change-metrics.io -o jsonpath='{.status.conditions}')" ]] && break
+  sleep 1
+done
 kubectl wait --for=condition=Established --timeout=60s crd/monocles.monocle.monocle.change-metrics.io
 
 "${OPERATOR}" --kubeconfig "${KUBECONFIG}" --http-address 127.0.0.1:0 --leader-election-namespace default \

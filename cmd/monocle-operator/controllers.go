@@ -38,8 +38,9 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 		kube := &kubeInformers{resync: o.resync, tweak: managedBy}
 		core, apps, networking := kubeClient.core, kubeClient.apps, kubeClient.networking
 		monocleFactory := informers.NewSharedInformerFactoryWithOptions(monocleClient, o.resync, informers.WithNamespace(ns))
-		// User Secrets carry no label of ours: their metadata only is watched, to notice a
-		// change of a referenced one; their data is read on demand.
+		// User Secrets, and the ConfigMaps of spec.trustedCA, carry no label of ours: their
+		// metadata only is watched, to notice a change of a referenced one; their data is
+		// read on demand.
 		metadataFactory := metadatainformer.NewFilteredSharedInformerFactory(metadataClient, o.resync, ns, nil)
 		queueName := "monocle"
 		if ns != "" {
@@ -61,7 +62,8 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 				Dynamic: dynamicClient, Discovery: kubeClient.discovery, Namespace: ns,
 				Resync: o.resync, TweakListOptions: managedBy, DiscoveryInterval: o.discovery,
 			},
-			SecretMetadata: metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
+			SecretMetadata:    metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
+			ConfigMapMetadata: metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps")),
 		}, queueName)
 		if err != nil {
 			return nil, nil, err

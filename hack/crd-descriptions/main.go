@@ -70,11 +70,36 @@ func Rewrap(in []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// podSpecFields are the properties whose schema is a Kubernetes Pod spec field's (core/v1
+// Affinity, Toleration, TopologySpreadConstraint), copied by controller-gen with every
+// upstream description into each component's placement. The descriptions below such a
+// property are dropped and its own names the Pod's field, which `kubectl explain` documents:
+// with them, the CRD's JSON came within a few KiB of the 256 KiB that `kubectl apply` can
+// store in its last-applied-configuration annotation (k8s.io/apimachinery
+// TotalAnnotationSizeLimitB), and `kubectl apply -f deploy/` would fail.
+var podSpecFields = []string{"affinity", "tolerations", "topologySpreadConstraints"}
+
+// PodSpecFieldNote ends the description of a property of podSpecFields.
+const PodSpecFieldNote = "Its fields are those of the Pod's field of the same name: `kubectl explain pod.spec.%s` documents them."
+
 // rewrap replaces, in the decoded YAML v, every string under a "description" key by Unwrap
-// of it, and returns v.
+// of it, drops the descriptions below the properties of podSpecFields, and returns v.
 func rewrap(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
+		if props, ok := v["properties"].(map[string]any); ok {
+			for _, name := range podSpecFields {
+				if field, ok := props[name].(map[string]any); ok {
+					for k, x := range field {
+						if k != "description" {
+							field[k] = dropDescriptions(x)
+						}
+					}
+					d, _ := field["description"].(string)
+					field["description"] = strings.TrimSpace(d + "\n\n" + fmt.Sprintf(PodSpecFieldNote, name))
+				}
+			}
+		}
 		for k, x := range v {
 			if s, ok := x.(string); ok && k == "description" {
 				v[k] = Unwrap(s)
@@ -85,6 +110,22 @@ func rewrap(v any) any {
 	case []any:
 		for i := range v {
 			v[i] = rewrap(v[i])
+		}
+	}
+	return v
+}
+
+// dropDescriptions removes every "description" key from the decoded YAML v, and returns v.
+func dropDescriptions(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		delete(v, "description")
+		for k, x := range v {
+			v[k] = dropDescriptions(x)
+		}
+	case []any:
+		for i := range v {
+			v[i] = dropDescriptions(v[i])
 		}
 	}
 	return v

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 func TestUnwrap(t *testing.T) {
@@ -89,4 +92,46 @@ func equalYAML(a, b any) bool {
 	x, err1 := yaml.Marshal(a)
 	y, err2 := yaml.Marshal(b)
 	return err1 == nil && err2 == nil && strings.TrimSpace(string(x)) == strings.TrimSpace(string(y))
+}
+
+// TestPodSpecFieldsKeepOnlyTheirOwnDescription checks that the schema of a Pod spec field
+// keeps its own description, with the note naming the Pod's field, and loses those below it,
+// while the rest of its schema stays.
+func TestPodSpecFieldsKeepOnlyTheirOwnDescription(t *testing.T) {
+	in := "spec:\n  properties:\n    affinity:\n      description: Affinity of the pods.\n      type: object\n      properties:\n        nodeAffinity:\n          description: long upstream text\n          type: object\n    title:\n      description: kept\n      type: string\n"
+	out, err := Rewrap([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want map[string]any
+	if err := yaml.Unmarshal(out, &got); err != nil {
+		t.Fatalf("output does not parse: %v\n%s", err, out)
+	}
+	note := fmt.Sprintf(PodSpecFieldNote, "affinity")
+	if err := yaml.Unmarshal([]byte("spec:\n  properties:\n    affinity:\n      description: \"Affinity of the pods.\\n\\n"+note+"\"\n      type: object\n      properties:\n        nodeAffinity:\n          type: object\n    title:\n      description: kept\n      type: string\n"), &want); err != nil {
+		t.Fatal(err)
+	}
+	if !equalYAML(got, want) {
+		t.Errorf("Rewrap =\n%s\nwant the same as\n%v", out, want)
+	}
+}
+
+// TestCRDFitsKubectlApply checks that the committed CRD, as JSON, fits in the
+// last-applied-configuration annotation that `kubectl apply -f deploy/` writes: the API server
+// refuses an object whose annotations exceed TotalAnnotationSizeLimitB. A quarter of it is
+// kept free for the fields to come.
+func TestCRDFitsKubectlApply(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "01-crd.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := sigsyaml.YAMLToJSON(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit := apivalidation.TotalAnnotationSizeLimitB * 3 / 4; len(js) > limit {
+		t.Errorf("the CRD is %d bytes of JSON, over %d (3/4 of the %d bytes kubectl apply can store in its annotation)",
+			len(js), limit, apivalidation.TotalAnnotationSizeLimitB)
+	}
+	t.Logf("the CRD is %d bytes of JSON; kubectl apply can store %d", len(js), apivalidation.TotalAnnotationSizeLimitB)
 }

@@ -83,6 +83,12 @@ type Controller struct {
 	// targetSecrets remembers, at a resourceVersion, the values the Elasticsearch target
 	// reads of a Secret (targetSecretKeys): credentials and CAs.
 	targetSecrets *secretCache[map[string][]byte]
+	// configMapMetadataLister holds the metadata of every ConfigMap, to notice a change of
+	// the CA bundle spec.trustedCA names; trustedCAs remembers, at a resourceVersion, the
+	// hash of each key of such a ConfigMap (keepTrustedCA).
+	configMapMetadataLister cache.GenericLister
+	configMapMetadataSynced cache.InformerSynced
+	trustedCAs              *secretCache[map[string]string]
 
 	// kinds registers every owned kind's informer (HasSynced waits for them).
 	kinds      *owned.Registry
@@ -157,6 +163,9 @@ type Informers struct {
 	// SecretMetadata is a metadata-only informer of Secrets (all of them, not only the
 	// operator's), from k8s.io/client-go/metadata/metadatainformer.
 	SecretMetadata informers.GenericInformer
+	// ConfigMapMetadata is a metadata-only informer of ConfigMaps (all of them), from
+	// k8s.io/client-go/metadata/metadatainformer.
+	ConfigMapMetadata informers.GenericInformer
 }
 
 // NewController returns a Controller that watches the given informers and writes through the
@@ -172,15 +181,18 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	recorder := broadcaster.NewRecorder(monoclescheme.Scheme, corev1.EventSource{Component: ControllerName})
 
 	c := &Controller{
-		kubeclientset:        kubeclientset,
-		monocleclientset:     monocleclientset,
-		monoclesLister:       inf.Monocles.Lister(),
-		monoclesSynced:       inf.Monocles.Informer().HasSynced,
-		secretMetadataLister: inf.SecretMetadata.Lister(),
-		secretMetadataSynced: inf.SecretMetadata.Informer().HasSynced,
-		monocleIndexer:       inf.Monocles.Informer().GetIndexer(),
-		userSecrets:          newSecretCache[userSecret](),
-		targetSecrets:        newSecretCache[map[string][]byte](),
+		kubeclientset:           kubeclientset,
+		monocleclientset:        monocleclientset,
+		monoclesLister:          inf.Monocles.Lister(),
+		monoclesSynced:          inf.Monocles.Informer().HasSynced,
+		secretMetadataLister:    inf.SecretMetadata.Lister(),
+		secretMetadataSynced:    inf.SecretMetadata.Informer().HasSynced,
+		monocleIndexer:          inf.Monocles.Informer().GetIndexer(),
+		userSecrets:             newSecretCache[userSecret](),
+		targetSecrets:           newSecretCache[map[string][]byte](),
+		configMapMetadataLister: inf.ConfigMapMetadata.Lister(),
+		configMapMetadataSynced: inf.ConfigMapMetadata.Informer().HasSynced,
+		trustedCAs:              newSecretCache[map[string]string](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			failureRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -194,11 +206,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		operand:            operand.Off(),
 	}
 
-	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity}); err != nil {
+	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle indexes: %w", err)
-	}
-	if err := inf.SecretMetadata.Informer().SetTransform(stripSecretMetadata); err != nil {
-		return nil, fmt.Errorf("setting the Secret metadata transform: %w", err)
 	}
 	if err := inf.Monocles.Informer().SetTransform(owned.StripManagedFields); err != nil {
 		return nil, fmt.Errorf("setting the managedFields transform: %w", err)
@@ -273,12 +282,25 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	}); err != nil {
 		return nil, fmt.Errorf("adding PersistentVolumeClaim event handler: %w", err)
 	}
-	if _, err := inf.SecretMetadata.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.handleSecretMetadata,
-		UpdateFunc: c.handleSecretMetadataUpdate,
-		DeleteFunc: c.handleSecretMetadata,
-	}); err != nil {
-		return nil, fmt.Errorf("adding Secret metadata event handler: %w", err)
+	// The metadata of the Secrets and ConfigMaps Monocles reference, which carry no label of
+	// the operator (secrets.go, trustedca.go): stripped to what a change needs; an event
+	// enqueues the Monocles that reference the object.
+	for _, md := range []struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		handle   func(any)
+	}{
+		{"Secret", inf.SecretMetadata.Informer(), c.handleSecretMetadata},
+		{"ConfigMap", inf.ConfigMapMetadata.Informer(), c.handleConfigMapMetadata},
+	} {
+		if err := md.informer.SetTransform(stripSecretMetadata); err != nil {
+			return nil, fmt.Errorf("setting the %s metadata transform: %w", md.kind, err)
+		}
+		if _, err := md.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc: md.handle, UpdateFunc: onChange(md.handle), DeleteFunc: md.handle,
+		}); err != nil {
+			return nil, fmt.Errorf("adding %s metadata event handler: %w", md.kind, err)
+		}
 	}
 	return c, nil
 }
@@ -323,7 +345,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 // readiness endpoint uses it.
 func (c *Controller) HasSynced() bool {
 	for _, synced := range []cache.InformerSynced{
-		c.monoclesSynced, c.secretMetadataSynced, c.kinds.HasSynced, c.optional.HasSynced,
+		c.monoclesSynced, c.secretMetadataSynced, c.configMapMetadataSynced, c.kinds.HasSynced, c.optional.HasSynced,
 	} {
 		if !synced() {
 			return false

@@ -41,10 +41,16 @@ func withTokens(m *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 // resync runs the fixture again on the given state and returns the writes.
 func resync(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, userSecrets ...*corev1.Secret) (*fixture, []core.Action, *monoclev1alpha1.Monocle) {
 	t.Helper()
+	return resyncWith(t, m, objects, func(f *fixture) { f.userSecrets = userSecrets })
+}
+
+// resyncWith is resync with the objects setup seeds into the fixture besides m and objects.
+func resyncWith(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, setup func(*fixture)) (*fixture, []core.Action, *monoclev1alpha1.Monocle) {
+	t.Helper()
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
-	f.userSecrets = userSecrets
+	setup(f)
 	kubeWrites, status := f.runStatus()
 	return f, kubeWrites, status
 }
@@ -84,26 +90,33 @@ func TestUserSecretChangeRollsAPIAndCrawlerOnly(t *testing.T) {
 func TestUserSecretIsReadOncePerResourceVersion(t *testing.T) {
 	secret := newUserSecret("1", map[string]string{"MY_GITHUB_TOKEN": "a"})
 	m, objects := converged(t, withTokens(newMonocle("demo")), secret)
+	// The first sync of this process reads the Secret's data once.
+	for i, actions := range syncTwice(t, m, objects, func(f *fixture) { f.userSecrets = []*corev1.Secret{secret} }) {
+		if want := 1 - i; len(actions) != want {
+			t.Errorf("sync %d made %d API calls (%v), want %d", i, len(actions), describe(actions), want)
+		}
+	}
+}
+
+// syncTwice syncs m twice with one controller over objects and what setup seeds, and
+// returns the kube client's actions of each sync.
+func syncTwice(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, setup func(*fixture)) [2][]core.Action {
+	t.Helper()
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
-	f.userSecrets = []*corev1.Secret{secret}
+	setup(f)
 	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
-	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
-	for i := range 2 {
+	var out [2][]core.Action
+	for i := range out {
 		f.kubeclient.ClearActions()
-		if err := c.syncHandler(ctx, key); err != nil {
+		if err := c.syncHandler(ctx, cache.ObjectName{Namespace: m.Namespace, Name: m.Name}); err != nil {
 			t.Fatal(err)
 		}
-		want := 0
-		if i == 0 {
-			want = 1 // the first sync of this process reads the Secret's data once
-		}
-		if got := len(f.kubeclient.Actions()); got != want {
-			t.Errorf("sync %d made %d API calls (%v), want %d", i, got, describe(f.kubeclient.Actions()), want)
-		}
+		out[i] = f.kubeclient.Actions()
 	}
+	return out
 }
 
 func TestMissingUserSecretHoldsTheRollout(t *testing.T) {

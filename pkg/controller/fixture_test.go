@@ -52,6 +52,9 @@ type fixture struct {
 	uncached []runtime.Object
 	// userSecrets are Secrets the user made: in the API server and the metadata cache only.
 	userSecrets []*corev1.Secret
+	// userConfigMaps are ConfigMaps the user made (spec.trustedCA's): in the API server and
+	// the metadata cache only.
+	userConfigMaps []*corev1.ConfigMap
 	// served are the optional APIs discovery finds; dynamicObjects are their objects, in the
 	// dynamic client (the informers list them from there).
 	served         []schema.GroupVersionResource
@@ -90,6 +93,9 @@ func (f *fixture) newController() *Controller {
 	for _, s := range f.userSecrets {
 		all = append(all, s)
 	}
+	for _, cm := range f.userConfigMaps {
+		all = append(all, cm)
+	}
 	f.kubeclient = k8sfake.NewClientset(all...)
 	if f.bumpGenerations {
 		f.kubeclient.PrependReactor("update", "deployments", func(a core.Action) (bool, runtime.Object, error) {
@@ -124,6 +130,7 @@ func (f *fixture) newController() *Controller {
 	}
 	md := metadatainformer.NewSharedInformerFactory(metadatafake.NewSimpleMetadataClient(scheme), 0)
 	secretMetadata := md.ForResource(corev1.SchemeGroupVersion.WithResource("secrets"))
+	configMapMetadata := md.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps"))
 	c, err := NewController(ctx, f.kubeclient, f.client, Informers{
 		Monocles:               i.Monocle().V1alpha1().Monocles(),
 		Secrets:                k.Core().V1().Secrets(),
@@ -138,6 +145,7 @@ func (f *fixture) newController() *Controller {
 		NetworkPolicies:        k.Networking().V1().NetworkPolicies(),
 		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
+		ConfigMapMetadata:      configMapMetadata,
 	}, "test")
 	if err != nil {
 		f.t.Fatal(err)
@@ -163,6 +171,10 @@ func (f *fixture) newController() *Controller {
 	for _, s := range f.userSecrets {
 		mustAdd(f.t, secretMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}, ObjectMeta: s.ObjectMeta})
+	}
+	for _, cm := range f.userConfigMaps {
+		mustAdd(f.t, configMapMetadata.Informer().GetIndexer(), &metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}, ObjectMeta: cm.ObjectMeta})
 	}
 	c.optional.Refresh(ctx, func() {})
 	f.dynamic.ClearActions()
@@ -450,6 +462,13 @@ func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config st
 // (elasticfirst.go); the second creates it; the last reports the ready workloads.
 func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.Secret) (*monoclev1alpha1.Monocle, []runtime.Object) {
 	t.Helper()
+	return convergedWith(t, m, func(f *fixture) { f.userSecrets = userSecrets })
+}
+
+// convergedWith is converged with the objects setup seeds into each sync's fixture besides
+// the Monocle and what the syncs created.
+func convergedWith(t *testing.T, m *monoclev1alpha1.Monocle, setup func(*fixture)) (*monoclev1alpha1.Monocle, []runtime.Object) {
+	t.Helper()
 	out := m.DeepCopy()
 	var objects []runtime.Object
 	for round := 0; ; round++ {
@@ -458,7 +477,7 @@ func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.
 		}
 		f := newFixture(t)
 		f.monocles = []*monoclev1alpha1.Monocle{out}
-		f.userSecrets = userSecrets
+		setup(f)
 		f.kubeobjects = objects
 		kubeWrites, status := f.runStatus()
 		out = status.DeepCopy()

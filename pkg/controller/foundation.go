@@ -136,6 +136,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 
 	f.secrets, err = c.checkSecrets(ctx, m, f.config.parsed, f.apiSecret)
 	st.fail(err)
+	ca, err := c.checkTrustedCA(ctx, m)
+	st.fail(err)
+	f.secrets = f.secrets.withTrustedCA(ca)
 	st.setCondition(f.secrets.condition)
 	if oidc := day2.OIDCCondition(m, f.config.parsed); oidc != nil {
 		st.setCondition(*oidc)
@@ -168,7 +171,7 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
 		var err error
-		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.volume))
+		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSetFor(m, st.volume, resources.Inputs{Stopped: st.hibernation.Stopped}))
 		errs = append(errs, err)
 	}
 	storage, err := c.ensureStorage(ctx, m, st.volume)

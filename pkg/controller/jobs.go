@@ -22,17 +22,18 @@ import (
 
 // ensureJobs is the phase of the maintenance Jobs: update-idents after a config change, and
 // the janitor runs spec.maintenance and the automatic requests ask for. No Job runs while a
-// restore is under way. It sets IdentsUpdated and Paused, and status.updateIdents,
-// status.maintenance and status.crawlers.
+// restore is under way, nor while hibernation stops the Monocle (they start once it
+// wakes). It sets IdentsUpdated and Paused, and status.updateIdents, status.maintenance and
+// status.crawlers.
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
 	if f.config.valid && f.configReady() && !w.restoring {
-		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.api, st.elasticAccess(nil, nil))
+		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.runningAPI(), st.elasticAccess(nil, nil))
 		st.fail(err)
 		st.status.UpdateIdents = idents
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
-	if !w.restoring {
+	if !w.restoring && !st.hibernation.Stopping() {
 		plan := w.maintenance
 		plan.elastic = st.elasticAccess(nil, nil)
 		maintenance, err := c.ensureMaintenance(ctx, m, plan, f.configHash, st.crawler, identsRunning)
@@ -42,7 +43,11 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 			st.status.Maintenance = append(st.status.Maintenance, *s.DeepCopy())
 		}
 	}
-	st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.crawlers...)
+	if !st.hibernation.Stopping() {
+		// Kept while hibernation holds the Jobs: a crawler's update_since moved earlier
+		// meanwhile is found, and its request made, once the Monocle wakes.
+		st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.crawlers...)
+	}
 	st.setCondition(identsCondition(st.status.UpdateIdents))
 	st.setCondition(metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionFalse, Reason: reasons.NotPaused,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
@@ -119,7 +120,7 @@ func (c *Controller) planMaintenance(m *monoclev1alpha1.Monocle, cfg *monoclecon
 				continue
 			}
 		}
-		if why := checkRequest(r, cfg); why != "" {
+		if why := day2.CheckMaintenanceRequest(r, cfg); why != "" {
 			plan.refused[r.Name] = why
 			continue
 		}
@@ -139,34 +140,6 @@ func sinceMovedEarlier(from, to string) bool {
 	}
 	t, err := monocleconfig.ParseDate(to)
 	return err == nil && t.Before(f)
-}
-
-// checkRequest returns why r cannot run with cfg, or "".
-func checkRequest(r monoclev1alpha1.MaintenanceRequest, cfg *monocleconfig.Config) string {
-	if cfg == nil {
-		return ""
-	}
-	var workspaces []string
-	for _, w := range cfg.Workspaces {
-		workspaces = append(workspaces, w.Name)
-		if w.Name != r.Workspace {
-			continue
-		}
-		var crawlers []string
-		for _, c := range w.Crawlers {
-			if c.Name == r.Crawler {
-				if r.Operation == monoclev1alpha1.SetCrawlerCommitDate {
-					if err := monocleconfig.ValidateDate(r.CommitDate); err != nil {
-						return fmt.Sprintf("commitDate %q: %v", r.CommitDate, err)
-					}
-				}
-				return ""
-			}
-			crawlers = append(crawlers, c.Name)
-		}
-		return fmt.Sprintf("workspace %s has no crawler %s (it has: %v)", r.Workspace, r.Crawler, crawlers)
-	}
-	return fmt.Sprintf("config.yaml has no workspace %s (it has: %v)", r.Workspace, workspaces)
 }
 
 func maintenanceStatus(m *monoclev1alpha1.Monocle, request string) *monoclev1alpha1.MaintenanceJobStatus {

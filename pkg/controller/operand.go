@@ -31,7 +31,8 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // indices, crawler progress, storage growth and the restarts of a stuck crawler or a blocked
 // API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
-// when indexReplicas asks for more replicas than the data nodes hold.
+// when indexReplicas asks for more replicas than the data nodes hold. While hibernation
+// stops the Monocle it hands nothing to the worker and sets only the health conditions.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
@@ -44,6 +45,16 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 			target = *st.target
 		}
 	}
+	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
+	if st.hibernation.Stopping() {
+		// Hibernation reads nothing and does nothing in the operands: the health an earlier
+		// read found stands while a pod is there to have it, and turns Unknown once none is.
+		for _, cond := range day2.HealthConditions(m, operand.Result{}, elasticReady) {
+			st.setCondition(cond)
+		}
+		st.setCondition(day2.APICondition(m, operand.Result{}, apiReady))
+		return
+	}
 	plan := day2.PlanBackup(m, now)
 	if w.upgrade.Snapshot != "" && plan.BackupRepository() != "" {
 		plan.Take = w.upgrade.Snapshot
@@ -53,7 +64,6 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
 	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(st.api, st.crawler), elasticReady)
 	plan.Replicas = day2.PlanIndexReplicas(m)
-	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
 	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
 		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers), Target: target})
 	// The resolve phase left the kind, URL, phase and health of a cluster of one's own in the

@@ -69,23 +69,34 @@ func stripSecretMetadata(obj any) (any, error) {
 
 // handleSecretMetadata enqueues the Monocles that read the Secret (secretRefIndex).
 func (c *Controller) handleSecretMetadata(obj any) {
+	c.handleReferenced(obj, secretRefIndex, c.userSecrets.forget, c.targetSecrets.forget)
+}
+
+// handleReferenced enqueues the Monocles that index names under the "<namespace>/<name>" of
+// obj, a Secret or a ConfigMap of a metadata informer (or its tombstone), once each forget
+// has dropped what the controller kept of it, when it is deleted.
+func (c *Controller) handleReferenced(obj any, index string, forget ...func(types.NamespacedName)) {
 	object, err := objectMeta(obj)
 	if err != nil {
 		utilruntime.HandleError(err)
 		return
 	}
-	key := object.GetNamespace() + "/" + object.GetName()
+	name := types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()}
 	if _, deleted := obj.(cache.DeletedFinalStateUnknown); deleted || object.GetDeletionTimestamp() != nil {
-		name := types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()}
-		c.userSecrets.forget(name)
-		c.targetSecrets.forget(name)
+		for _, f := range forget {
+			f(name)
+		}
 	}
-	c.enqueueIndexed(secretRefIndex, key)
+	c.enqueueIndexed(index, name.String())
 }
 
-func (c *Controller) handleSecretMetadataUpdate(oldObj, newObj any) {
-	if changed(oldObj, newObj) {
-		c.handleSecretMetadata(newObj)
+// onChange is an informer's update handler that passes to handle the objects that changed,
+// skipping the periodic resyncs.
+func onChange(handle func(any)) func(oldObj, newObj any) {
+	return func(oldObj, newObj any) {
+		if changed(oldObj, newObj) {
+			handle(newObj)
+		}
 	}
 }
 
@@ -95,9 +106,9 @@ type userSecret struct {
 	keys     map[string]bool
 }
 
-// secretCache maps Secrets to what the controller made of them (V) at a resourceVersion. It
-// holds one small entry per Secret a Monocle reads, whatever the number or size of the
-// cluster's Secrets.
+// secretCache maps Secrets (or ConfigMaps) to what the controller made of them (V) at a
+// resourceVersion. It holds one small entry per object a Monocle reads, whatever the number
+// or size of the cluster's Secrets and ConfigMaps.
 type secretCache[V any] struct {
 	mu      sync.Mutex
 	entries map[types.NamespacedName]cachedSecret[V]
@@ -132,18 +143,29 @@ func (u *secretCache[V]) forget(name types.NamespacedName) {
 	delete(u.entries, name)
 }
 
-// readSecret returns what keep makes of the Secret name, and false when it does not exist.
-// The metadata cache (every Secret of the watched namespaces) says whether it exists and at
-// which resourceVersion; its data is read from the API server only when that
-// resourceVersion was not read before, so a converged Monocle costs no API call.
+// readSecret returns what keep makes of the Secret name, and false when it does not exist
+// (readReferenced).
 func readSecret[V any](ctx context.Context, c *Controller, cache *secretCache[V], name types.NamespacedName, keep func(*corev1.Secret) V) (V, bool, error) {
+	get := func(ctx context.Context, name types.NamespacedName) (*corev1.Secret, error) {
+		return c.kubeclientset.CoreV1().Secrets(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
+	}
+	return readReferenced(ctx, "Secret", c.secretMetadataLister, get, cache, name, keep)
+}
+
+// readReferenced returns what keep makes of the object name of kind ("Secret",
+// "ConfigMap"), and false when it does not exist. The metadata cache lister (every object of
+// the kind in the watched namespaces) says whether it exists and at which resourceVersion;
+// the object is read from the API server with get only when that resourceVersion was not
+// read before, so a converged Monocle costs no API call.
+func readReferenced[O metav1.Object, V any](ctx context.Context, kind string, lister cache.GenericLister,
+	get func(context.Context, types.NamespacedName) (O, error), cache *secretCache[V], name types.NamespacedName, keep func(O) V) (V, bool, error) {
 	var zero V
-	obj, err := c.secretMetadataLister.ByNamespace(name.Namespace).Get(name.Name)
+	obj, err := lister.ByNamespace(name.Namespace).Get(name.Name)
 	if apierrors.IsNotFound(err) {
 		return zero, false, nil
 	}
 	if err != nil {
-		return zero, false, fmt.Errorf("reading Secret %s metadata from the cache: %w", name.Name, err)
+		return zero, false, fmt.Errorf("reading %s %s metadata from the cache: %w", kind, name.Name, err)
 	}
 	meta, err := objectMeta(obj)
 	if err != nil {
@@ -152,15 +174,15 @@ func readSecret[V any](ctx context.Context, c *Controller, cache *secretCache[V]
 	if v, ok := cache.get(name, meta.GetResourceVersion()); ok {
 		return v, true, nil
 	}
-	secret, err := c.kubeclientset.CoreV1().Secrets(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
+	live, err := get(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return zero, false, nil
 	}
 	if err != nil {
-		return zero, false, fmt.Errorf("reading Secret %s: %w", name.Name, err)
+		return zero, false, fmt.Errorf("reading %s %s: %w", kind, name.Name, err)
 	}
-	v := keep(secret)
-	cache.put(name, secret.ResourceVersion, v)
+	v := keep(live)
+	cache.put(name, live.GetResourceVersion(), v)
 	return v, true, nil
 }
 
@@ -181,10 +203,12 @@ func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Mono
 	return &e, nil
 }
 
-// secretsCheck is what checkSecrets found.
+// secretsCheck is what checkSecrets found, and then withTrustedCA.
 type secretsCheck struct {
 	// hash is the data hash of the Secret spec.secretRef names ("" without one).
 	hash string
+	// caHash is the hash of the spec.trustedCA bundle ("" without one).
+	caHash string
 	// condition is the SecretsReady condition.
 	condition metav1.Condition
 	// api and crawler say whether the component gets every variable it needs from the

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -52,6 +53,11 @@ type syncState struct {
 	// name of the Elasticsearch volume claim template (adopt).
 	adopting bool
 	volume   string
+
+	// hibernation is what spec.hibernate asks of the sync (planHibernation): the components
+	// built with zero replicas, and whether the operand reads, Jobs, upgrades and restores
+	// wait.
+	hibernation day2.HibernationStep
 
 	// The objects the workloads' status is read from: the StatefulSet and the Deployments m
 	// controls, as the sync left them (nil: none).
@@ -215,6 +221,7 @@ var conditionOrder = []string{
 	monoclev1alpha1.ConditionUpgraded,
 	monoclev1alpha1.ConditionBackupReady,
 	monoclev1alpha1.ConditionRestored,
+	monoclev1alpha1.ConditionHibernated,
 }
 
 // orderedConditions returns conds sorted by conditionOrder; a type it does not list comes

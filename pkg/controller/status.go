@@ -29,6 +29,8 @@ var blocking = map[string]bool{
 	reasons.InvalidConfig:                   true,
 	reasons.SecretNotFound:                  true,
 	reasons.TokenMissing:                    true,
+	reasons.ConfigMapNotFound:               true,
+	reasons.ConfigMapKeyMissing:             true,
 	reasons.StorageChangeRefused:            true,
 	reasons.ElasticsearchVersionUnsupported: true,
 	reasons.ElasticsearchDowngrade:          true,
@@ -99,7 +101,7 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p p
 			if wasReady.Reason != reasons.Starting {
 				c.recorder.Event(m, corev1.EventTypeNormal, reasons.Ready, ready.Message)
 			}
-		} else {
+		} else if !hibernationReason(ready.Reason) {
 			c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.NotReady, "%s: %s", ready.Reason, ready.Message)
 		}
 	}
@@ -188,6 +190,10 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	switch restore := st.condition(monoclev1alpha1.ConditionRestored); {
 	case len(p.conflicts) > 0:
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, degraded.Reason, degraded.Message
+	case status.Hibernation != nil:
+		// Stopped or starting on purpose: no failure, Degraded says nothing of it.
+		ready.Status, ready.Reason = metav1.ConditionFalse, day2.HibernationReason(status.Hibernation.Phase)
+		ready.Message = status.Hibernation.Message
 	case restore != nil && restore.Status == metav1.ConditionFalse:
 		// The restore keeps the API and the crawler stopped.
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, restore.Reason, restore.Message

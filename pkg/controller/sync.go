@@ -20,7 +20,7 @@ import (
 
 // syncHandler converges the objects of the Monocle named by key and writes its status, in
 // phases over one syncState: adoption of an earlier operator's objects, the Elasticsearch
-// cluster it uses (target.go), the foundation
+// cluster it uses (target.go), what spec.hibernate stops (hibernation.go), the foundation
 // objects (keys, Secrets, config, Services, Elasticsearch, exposure…), the API and crawler
 // workloads, the maintenance Jobs, what the operand worker reads and does in Elasticsearch,
 // and the status.
@@ -58,6 +58,7 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		return err
 	}
 	c.resolveElasticsearch(ctx, st)
+	c.planHibernation(st)
 	found := c.ensureFoundation(ctx, st)
 	work := c.ensureWorkloads(ctx, st, found)
 	c.ensureJobs(ctx, st, found, work)
@@ -102,6 +103,7 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	c.recordBackupTransition(m, m.Status.Backup, st.status.Backup)
 	c.recordRestoreTransition(m, m.Status.Restore, st.status.Restore)
 	c.recordUpgradeTransition(m, m.Status.Upgrade, st.status.Upgrade)
+	c.recordHibernationTransition(m, m.Status.Hibernation, st.status.Hibernation)
 	c.recordIndexDeletion(m, m.Status.IndexDeletion, st.status.IndexDeletion)
 	for _, e := range st.events {
 		c.recorder.Event(m, e.eventType, e.reason, e.message)

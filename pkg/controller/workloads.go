@@ -32,28 +32,36 @@ type workloads struct {
 // component is neither created nor rolled and keeps running what it runs. A restore keeps
 // them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
 // its success starts them. An image change of the API is an upgrade, in phases
-// (day2.PlanUpgrade). It sets Restored and Upgraded, and status.restore and status.upgrade.
+// (day2.PlanUpgrade). Hibernation stops them in its order, and a restore or an upgrade asked
+// for meanwhile waits until the Monocle is awake (day2.HoldRestore, day2.HoldUpgrade). It
+// sets Restored and Upgraded, and status.restore and status.upgrade.
 func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
 	m := st.m
 	st.api, st.crawler = c.observeDeployments(m)
 	w := workloads{maintenance: c.planMaintenance(m, f.config.parsed)}
 	w.lastBackup = c.operand.LastBackup(m)
 	restore := day2.RestoreStatusAfter(m, w.lastBackup, st.now)
+	if st.hibernation.Active() {
+		restore = day2.HoldRestore(m, restore)
+	}
 	st.status.Restore = restore.Status
 	if restore.Condition != nil {
 		st.setCondition(*restore.Condition)
 	}
 	w.restoring = restore.Status != nil && restore.Status.Phase != monoclev1alpha1.RestoreSucceeded
 	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
+	if st.hibernation.Active() {
+		w.upgrade = day2.HoldUpgrade(m, w.upgrade)
+	}
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
 	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
-		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring,
+		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring, Stopped: st.hibernation.Stopped,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
-		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m)}
+		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m), TrustedCAHash: f.secrets.caHash}
 	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {

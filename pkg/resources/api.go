@@ -58,6 +58,7 @@ func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment 
 	// MONOCLE_PUBLIC_URL and MONOCLE_CRAWLER_MONITORING alone and talks to the API
 	// (usageCrawlerEnv in src/CLI.hs at 1.11.2), so it gets no proxy and no credentials.
 	addProxy(m, in.Elastic, &d.Spec.Template, true)
+	addOutbound(m, in, &d.Spec.Template, ComponentAPI)
 	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
 }
@@ -133,9 +134,10 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored.
+// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored or hibernation stops the
+// API.
 func apiReplicas(m *monoclev1alpha1.Monocle, in Inputs) int32 {
-	if in.Restoring {
+	if in.Restoring || in.Stopped.API {
 		return 0
 	}
 	return APIReplicas(m)

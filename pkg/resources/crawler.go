@@ -37,14 +37,15 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
 	}
 	replicas := int32(1)
-	if in.CrawlerStopped || in.Restoring {
+	if in.CrawlerStopped || in.Restoring || in.Stopped.Crawler {
 		replicas = 0
 	}
 	d := newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,
 		appsv1.DeploymentStrategy{Type: appsv1.RecreateDeploymentStrategyType})
 	if in.CrawlerRestartedAt != "" {
 		d.Spec.Template.Annotations[CrawlerRestartedAtAnnotation] = in.CrawlerRestartedAt
-		setSpecHash(&d.ObjectMeta, d.Spec)
 	}
+	addOutbound(m, in, &d.Spec.Template, ComponentCrawler)
+	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
 }

@@ -157,6 +157,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string) *appsv1.St
 			}},
 		},
 	}
+	applyPlacement(m, ComponentElastic, &s.Spec.Template)
 	setSpecHash(&s.ObjectMeta, s.Spec)
 	return s
 }

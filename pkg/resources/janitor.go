@@ -42,12 +42,13 @@ func JanitorCommand(r monoclev1alpha1.MaintenanceRequest, elasticURL string) []s
 
 // NewMaintenanceJob builds the Job of maintenance request r: the pod of the update-idents Job
 // (NewUpdateIdentsJob: the Monocle's image and config, no secret, the same limits, the proxy
-// sidecar when e needs it) running JanitorCommand instead, named by MaintenanceJobName and
+// sidecar when e needs it, spec.jobs's placement) running JanitorCommand instead, named by MaintenanceJobName and
 // labelled ComponentMaintenance.
 func NewMaintenanceJob(m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest, configHash string, e ElasticAccess) *batchv1.Job {
 	job := NewUpdateIdentsJob(m, configHash, e)
 	job.ObjectMeta = objectMeta(m, MaintenanceJobName(m, r.Name), ComponentMaintenance)
-	job.Spec.Template.Labels = Labels(m, ComponentMaintenance)
+	// Only the component changes: the template keeps spec.jobs's podLabels.
+	job.Spec.Template.Labels[ComponentLabel] = ComponentMaintenance
 	c := &job.Spec.Template.Spec.Containers[0]
 	c.Name = ComponentMaintenance
 	c.Command = JanitorCommand(r, e.monocleURL(m))

@@ -39,8 +39,9 @@ func UpdateIdentsJobName(m *monoclev1alpha1.Monocle, configHash string) string {
 // NewUpdateIdentsJob builds the Job that runs `monocle janitor update-idents` against the
 // Monocle's Elasticsearch (e) with the config in the ConfigMap, re-applying idents and groups
 // to indexed data after a config change. The janitor needs no secret: an Elasticsearch that
-// needs credentials or TLS is reached through the proxy sidecar. The ConfigMap must already
-// hold the config of configHash when the Job starts.
+// needs credentials or TLS is reached through the proxy sidecar. Its pod is placed by
+// spec.jobs (applyPlacement). The ConfigMap must already hold the config of configHash when
+// the Job starts.
 func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e ElasticAccess) *batchv1.Job {
 	vol, mount := configVolume(ConfigMapName(m))
 	tmp, tmpMount := emptyDir("tmp", "/tmp")
@@ -75,5 +76,6 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e Elastic
 		},
 	}
 	addProxy(m, e, &job.Spec.Template, false)
+	applyPlacement(m, ComponentUpdateIdents, &job.Spec.Template)
 	return job
 }

@@ -66,6 +66,9 @@ type Inputs struct {
 	CrawlerStopped bool
 	// Restoring scales the API and the crawler to zero, while a snapshot is restored.
 	Restoring bool
+	// Stopped are the components hibernation stops (spec.hibernate): their workloads are
+	// built with zero replicas.
+	Stopped Stopped
 	// APIImage and CrawlerImage, when set, replace the spec's images: an upgrade keeps a
 	// component on its running image until its turn comes.
 	APIImage, CrawlerImage string
@@ -81,6 +84,9 @@ type Inputs struct {
 	APIRestartedAt string
 	// Elastic is how the API reaches Elasticsearch; the zero value is the bundled one.
 	Elastic ElasticAccess
+	// TrustedCAHash is TrustedCAHash of the spec.trustedCA bundle, stamped on the crawler's
+	// and the API's pod templates when the Monocle names one.
+	TrustedCAHash string
 }
 
 // RestartedAtAnnotation on a pod template is the time of the last restart the operator asked

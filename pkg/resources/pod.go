@@ -134,8 +134,8 @@ func monoclePodSpec(container corev1.Container, configMap string) corev1.PodSpec
 }
 
 // newMonocleDeployment wraps the container of a Monocle component (API or crawler) in its
-// Deployment: per-instance selector, version label, the data hashes that roll the pods, and
-// the spec hash.
+// Deployment: per-instance selector, version label, the data hashes that roll the pods, the
+// component's placement (applyPlacement), and the spec hash.
 func newMonocleDeployment(m *monoclev1alpha1.Monocle, name, component string, container corev1.Container, in Inputs,
 	replicas int32, strategy appsv1.DeploymentStrategy) *appsv1.Deployment {
 	labels := Labels(m, component)
@@ -152,6 +152,7 @@ func newMonocleDeployment(m *monoclev1alpha1.Monocle, name, component string, co
 			},
 		},
 	}
+	applyPlacement(m, component, &d.Spec.Template)
 	setSpecHash(&d.ObjectMeta, d.Spec)
 	return d
 }

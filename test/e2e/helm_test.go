@@ -35,7 +35,7 @@ func TestHelmChart(t *testing.T) {
 	testkit.MustCreateNamespace(t, env.Kube, "e2e-helm")
 	env.Kubectl.Must(t, "apply", "-f", "deploy/00-namespace.yaml")
 	env.Kubectl.Must(t, "apply", "-f", crds)
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.MustWaitEstablished(t, crdName)
 	if out := env.Kubectl.Must(t, "apply", "-f", rendered); strings.Contains(out, "Warning") {
 		t.Errorf("applying the rendered chart warns:\n%s", out)
 	}

@@ -49,7 +49,7 @@ func TestClusterWideInstall(t *testing.T) {
 	if strings.Contains(out, "Warning") {
 		t.Errorf("kubectl apply -f deploy/ warns:\n%s", out)
 	}
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.MustWaitEstablished(t, crdName)
 	env.Kubectl.Must(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
 	d, err := env.Kube.AppsV1().Deployments(operatorNamespace).Get(ctx, operatorName, metav1.GetOptions{})
 	if err != nil {
@@ -366,7 +366,7 @@ func TestNamespacedInstall(t *testing.T) {
 		t.Errorf("kubectl apply -k warns:\n%s", out)
 	}
 	t.Cleanup(func() { uninstall(t, "-k", overlay) })
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.MustWaitEstablished(t, crdName)
 	env.Kubectl.Must(t, "rollout", "status", "-n", operatorNamespace, "deployment/"+operatorName, "--timeout=180s")
 	for _, c := range []struct {
 		args []string

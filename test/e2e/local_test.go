@@ -27,11 +27,10 @@ func TestLocalStopsThroughAPipe(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "local")
 	t.Cleanup(func() { _ = localcluster.StopFromDir(dir) })
 
-	cmd := exec.Command("bash", "-c", `hack/run-local.sh "$0" | cat`, dir)
+	cmd := exec.Command("bash", "-c", `hack/run-local.sh "$0" 2>&1 | cat`, dir)
 	cmd.Dir = env.Root
 	cmd.Env = append(os.Environ(), "MONOCLE_OPERATOR_BIN="+env.OperatorBin, "KUBECONFIG=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stderr = cmd.Stdout
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func TestMonitoringComponent(t *testing.T) {
 		}
 		env.Kubectl.Must(t, "apply", "--server-side", "-f", crd)
 		t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "-f", crd) })
-		env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+resource+".monitoring.coreos.com")
+		env.Kubectl.MustWaitEstablished(t, resource+".monitoring.coreos.com")
 		kind := strings.TrimSuffix(resource, "s")
 		if out := env.Kubectl.Must(t, "apply", "--dry-run=server", "-f", file); !strings.Contains(out, kind+".monitoring.coreos.com/"+operatorName) {
 			t.Errorf("with the %s CRD: kubectl apply says %s", resource, out)

@@ -138,7 +138,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	uninstall(t, "-f", "deploy/")
 	prev := buildPrevious(t)
 	env.Kubectl.Must(t, "apply", "-f", prev.manifests)
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crdName)
+	env.Kubectl.MustWaitEstablished(t, crdName)
 	kubeconfig := serviceAccountKubeconfig(t)
 	old := startReplicaOf(t, prev.bin, "previous", kubeconfig, deploymentArgs(t))
 	waitLeader(t, time.Minute, old)

@@ -9,8 +9,9 @@
 // leader churn between two replicas (no two writers, checked in the audit log against the
 // lease), API server and etcd restarts mid-reconcile, owned objects deleted or edited by
 // another client, conflicting writers, deletions (of a Monocle whose update-idents Job
-// runs, and of a namespace full of Monocles), and operator crashes while it adopts what the
-// earlier operator made.
+// runs, and of a namespace full of Monocles), operator crashes while it adopts what the
+// earlier operator made, while it restores, while it upgrades, and while it hibernates and
+// wakes Monocles.
 //
 //	go test ./test/faults/                          # short variant (CI), a few minutes
 //	go test -v -timeout 60m ./test/faults/ -args -faults.full   # make test-faults
@@ -76,6 +77,8 @@ type sizes struct {
 	restoreRuns int
 	// upgradeRuns upgrade a Monocle while the operator is killed.
 	upgradeRuns int
+	// hibernationMonocles are hibernated and woken at once while the operator is killed.
+	hibernationMonocles int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -85,13 +88,15 @@ var (
 		name: "short", crashMonocles: 20, crashNamespaces: 4, crashKills: 10,
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
-		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, quietWindow: 5 * time.Second,
+		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, hibernationMonocles: 2,
+		quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
-		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, quietWindow: 10 * time.Second,
+		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, hibernationMonocles: 5,
+		quietWindow: 10 * time.Second,
 	}
 )
 

@@ -62,3 +62,9 @@ func TestUpgradeCrashes(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testUpgradeCrashes(t)
 }
+
+// TestHibernationCrashes is scenario 10 (testHibernationCrashes).
+func TestHibernationCrashes(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testHibernationCrashes(t)
+}

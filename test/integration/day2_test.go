@@ -107,6 +107,21 @@ func (s snapshot) expectUnchanged(t *testing.T, ns string, names ...string) {
 	}
 }
 
+// waitAnnotationChanged waits until the pod templates of the Deployments names have a value of
+// annotation other than the one they had at s.
+func (s snapshot) waitAnnotationChanged(t *testing.T, ns, annotation string, names ...string) {
+	t.Helper()
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, strings.Join(names, " and ")+" rolled", func() error {
+		now := takeSnapshot(t, ns)
+		for _, d := range names {
+			if now.templates[d][annotation] == s.templates[d][annotation] {
+				return fmt.Errorf("%s still has the old %s", d, annotation)
+			}
+		}
+		return nil
+	})
+}
+
 func getMonocle(t *testing.T, ns, name string) *monoclev1alpha1.Monocle {
 	t.Helper()
 	m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(context.Background(), name, metav1.GetOptions{})
@@ -148,15 +163,7 @@ func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {
 
 	// A new token rolls the API and the crawler, and never Elasticsearch.
 	env.Kubectl.Must(t, "patch", "secret", "-n", ns, "tokens", "--type=merge", "-p", `{"stringData":{"GITHUB_TOKEN":"second"}}`)
-	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "API and crawler rolled", func() error {
-		now := takeSnapshot(t, ns)
-		for _, d := range []string{"m-api", "m-crawler"} {
-			if now.templates[d][resources.SecretHashAnnotation] == before.templates[d][resources.SecretHashAnnotation] {
-				return fmt.Errorf("%s still has the old secret hash", d)
-			}
-		}
-		return nil
-	})
+	before.waitAnnotationChanged(t, ns, resources.SecretHashAnnotation, "m-api", "m-crawler")
 	before.expectUnchanged(t, ns, "m-elastic")
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=60s", "monocle/m")
 

@@ -77,8 +77,8 @@ func TestExposure(t *testing.T) {
 		for _, f := range []string{crds.HTTPRoute, crds.Route} {
 			env.Kubectl.Must(t, "apply", "--server-side", "-f", f)
 		}
-		env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s",
-			"crd/httproutes.gateway.networking.k8s.io", "crd/routes.route.openshift.io")
+		env.Kubectl.MustWaitEstablished(t, "httproutes.gateway.networking.k8s.io")
+		env.Kubectl.MustWaitEstablished(t, "routes.route.openshift.io")
 		waitCondition(t, ns, "m", monoclev1alpha1.ConditionExposed, metav1.ConditionTrue, reasons.Exposed)
 		route := jsonpath(t, ns, "routes.route.openshift.io/m-api-route",
 			"{.spec.host} {.spec.to.name} {.spec.tls.termination} {.metadata.labels.shard}")

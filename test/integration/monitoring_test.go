@@ -50,7 +50,7 @@ func TestMonitoring(t *testing.T) {
 	}
 	env.Kubectl.Must(t, "apply", "--server-side", "-f", crd)
 	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "-f", crd) })
-	env.Kubectl.Must(t, "wait", "--for=condition=Established", "--timeout=60s", "crd/podmonitors.monitoring.coreos.com")
+	env.Kubectl.MustWaitEstablished(t, "podmonitors.monitoring.coreos.com")
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionMonitored, metav1.ConditionTrue, reasons.Monitored)
 	got := jsonpath(t, ns, "podmonitors.monitoring.coreos.com/m",
 		"{.metadata.labels.release} {.spec.selector.matchLabels.app\\.kubernetes\\.io/instance} {.spec.podMetricsEndpoints[*].port} {.spec.podMetricsEndpoints[0].interval}")

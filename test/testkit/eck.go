@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,11 +44,7 @@ func (e *Env) InstallECK(ctx context.Context) (string, error) {
 	if out, err := e.Kubectl.Run(ctx, "apply", "--server-side", "-f", path); err != nil {
 		return "", fmt.Errorf("applying ECK's CRD: %v: %s", err, out)
 	}
-	// kubectl wait fails, rather than waits, while the new CRD has no status yet.
-	return path, Poll(ctx, 200*time.Millisecond, 60*time.Second, "ECK's CRD established", func(ctx context.Context) error {
-		_, err := e.Kubectl.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+ECKCRDName)
-		return err
-	})
+	return path, e.Kubectl.WaitEstablished(ctx, ECKCRDName)
 }
 
 // ECKElasticsearch is an ECK Elasticsearch "es" of three nodes, as

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // CRDName is the name of the Monocle CustomResourceDefinition that deploy/01-crd.yaml
@@ -66,8 +67,36 @@ func (k Kubectl) InstallCRD(ctx context.Context, repoRoot string) error {
 	if out, err := k.Run(ctx, "apply", "-f", filepath.Join(repoRoot, "deploy", "01-crd.yaml")); err != nil {
 		return fmt.Errorf("applying the CRD: %v: %s", err, out)
 	}
-	if out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+CRDName); err != nil {
-		return fmt.Errorf("waiting for the CRD: %v: %s", err, out)
+	return k.WaitEstablished(ctx, CRDName)
+}
+
+// WaitEstablished waits up to 60 s for the CustomResourceDefinition crd (its name,
+// "monocles.monocle.monocle.change-metrics.io") to be Established. kubectl wait fails at once
+// ("status.conditions accessor error") when it reads the CRD before the API server wrote its
+// first status, as a loaded API server can: it is run again then, within the same 60 s. Its
+// error includes kubectl's output.
+func (k Kubectl) WaitEstablished(ctx context.Context, crd string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		out, err := k.Run(ctx, "wait", "--for=condition=Established", "--timeout=60s", "crd/"+crd)
+		if err == nil {
+			return nil
+		}
+		if !strings.Contains(out, "status.conditions accessor error") || time.Now().After(deadline) {
+			return fmt.Errorf("waiting for the CRD %s: %v: %s", crd, err, out)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the CRD %s: %w: %s", crd, ctx.Err(), out)
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	return nil
+}
+
+// MustWaitEstablished is WaitEstablished in a test, which it fails on an error.
+func (k Kubectl) MustWaitEstablished(t testing.TB, crd string) {
+	t.Helper()
+	if err := k.WaitEstablished(context.Background(), crd); err != nil {
+		t.Fatal(err)
+	}
 }

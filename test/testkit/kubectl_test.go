@@ -73,7 +73,31 @@ func TestInstallCRD(t *testing.T) {
 	}
 	t.Setenv("FAKE_KUBECTL_FAIL", "wait")
 	err = k.InstallCRD(context.Background(), "/repo")
-	if err == nil || !strings.HasPrefix(err.Error(), "waiting for the CRD: ") || !strings.Contains(err.Error(), "error: wait failed") {
+	if err == nil || !strings.HasPrefix(err.Error(), "waiting for the CRD "+CRDName+": ") || !strings.Contains(err.Error(), "error: wait failed") {
 		t.Errorf("a failing wait: %v", err)
+	}
+}
+
+// TestInstallCRDRetriesEarlyWait: a kubectl wait that read the CRD before its first status
+// (kubectl's "accessor error") is run again until it succeeds.
+func TestInstallCRDRetriesEarlyWait(t *testing.T) {
+	dir := t.TempDir()
+	script := `#!/bin/sh
+echo "$1" >> "` + dir + `/calls.log"
+if [ "$1" = wait ] && [ ! -f "` + dir + `/status" ]; then
+  touch "` + dir + `/status"
+  echo "error: .status.conditions accessor error: <nil> is of the type <nil>, expected []interface{}" >&2
+  exit 1
+fi
+`
+	if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	if err := (Kubectl{}).InstallCRD(context.Background(), "/repo"); err != nil {
+		t.Fatal(err)
+	}
+	if calls, _ := os.ReadFile(filepath.Join(dir, "calls.log")); string(calls) != "apply\nwait\nwait\n" {
+		t.Errorf("kubectl calls %q, want apply and two waits", calls)
 	}
 }

@@ -20,10 +20,17 @@ import (
 // BuildOperator builds ./cmd/monocle-operator of the module at repoRoot into the binary out
 // with the go command on $PATH. Its error includes go build's output.
 func BuildOperator(ctx context.Context, repoRoot, out string) error {
-	build := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/monocle-operator")
+	return BuildCommand(ctx, repoRoot, "./cmd/monocle-operator", out)
+}
+
+// BuildCommand builds the main package pkg (such as "./cmd/kubectl-monocle") of the module
+// at repoRoot into the binary out with the go command on $PATH. Its error includes go
+// build's output.
+func BuildCommand(ctx context.Context, repoRoot, pkg, out string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	build.Dir = repoRoot
 	if output, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the operator: %v: %s", err, output)
+		return fmt.Errorf("building %s: %v: %s", pkg, err, output)
 	}
 	return nil
 }

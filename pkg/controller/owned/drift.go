@@ -38,6 +38,13 @@ import (
 //   - Object metadata is compared by metadataDrifted, status never; fields Kubernetes does not
 //     let an update change are named per kind (immutableFields) and skipped, so an adopted
 //     object keeps its own.
+//   - A pod template's placement fields (ownedWhenEmpty) are owned even when the builder
+//     leaves them empty: the Monocle's spec is their one source, so a value it does not give
+//     is removed, whether the spec dropped it or someone added it to the workload by hand.
+//   - A pod template's labels and annotations that the builder set from podLabels and
+//     podAnnotations are recorded in resources.PodMetadataAnnotation; a key the live
+//     template's record lists that the desired template no longer has is drift, and removed
+//     (stalePodMetadata). Keys others add are not recorded, and stay.
 //
 // What the operator no longer wants (a field the builder stopped setting) shows in the spec
 // hash annotation, which changes with the desired spec: the update then writes the desired
@@ -66,43 +73,89 @@ var immutableFields = map[reflect.Type][]string{
 	reflect.TypeFor[*corev1.Secret]():      {"Type"},
 }
 
+// ownedWhenEmpty are the fields ("Spec.Template.Spec.NodeSelector") the rule owns even when
+// the builder leaves them empty: an empty one in the desired object must be empty in the live
+// one. They are the placement fields of a pod template at spec.template (Deployment,
+// StatefulSet, Job), which the builders set from the Monocle's spec alone
+// (resources.applyPlacement): core/v1 PodSpec's nodeSelector, tolerations, affinity,
+// topologySpreadConstraints, priorityClassName and imagePullSecrets. The API server's
+// admission does not set them on a template: the Priority, DefaultTolerationSeconds and
+// ServiceAccount admission plugins, which fill priority, tolerations and imagePullSecrets,
+// act on Pods (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/).
+var ownedWhenEmpty = []string{
+	"Spec.Template.Spec.NodeSelector",
+	"Spec.Template.Spec.Tolerations",
+	"Spec.Template.Spec.Affinity",
+	"Spec.Template.Spec.TopologySpreadConstraints",
+	"Spec.Template.Spec.PriorityClassName",
+	"Spec.Template.Spec.ImagePullSecrets",
+}
+
+// fieldRule names the fields by path ("Spec.Selector") that the rule treats apart: immutable
+// ones are skipped, ownedWhenEmpty ones owned even when desired leaves them empty.
+type fieldRule struct {
+	immutable, ownedWhenEmpty map[string]bool
+}
+
+// ruleFor is the fieldRule of objects of type t (a pointer to an API object type), from
+// immutableFields and ownedWhenEmpty.
+func ruleFor(t reflect.Type) fieldRule {
+	r := fieldRule{immutable: map[string]bool{}, ownedWhenEmpty: map[string]bool{}}
+	for _, f := range immutableFields[t] {
+		r.immutable[f] = true
+	}
+	for _, f := range ownedWhenEmpty {
+		r.ownedWhenEmpty[f] = true
+	}
+	return r
+}
+
 var (
 	quantityType    = reflect.TypeOf(resource.Quantity{})
 	intOrStringType = reflect.TypeOf(intstr.IntOrString{})
 	objectMetaType  = reflect.TypeOf(metav1.ObjectMeta{})
 	typeMetaType    = reflect.TypeOf(metav1.TypeMeta{})
+	podTemplateType = reflect.TypeOf(corev1.PodTemplateSpec{})
 )
 
 // FieldsDiffer reports whether live differs from desired in a field desired sets, by the rule
-// above, with no field skipped. desired and live are pointers to objects of one kind.
+// above, with no field skipped (the placement fields of ownedWhenEmpty included). desired and
+// live are pointers to objects of one kind.
 func FieldsDiffer(desired, live any) bool {
-	return ownedDiffers(desired, live, nil)
+	return ownedDiffers(desired, live, ruleFor(nil))
 }
 
 // ownedDiffers reports whether live differs from desired in a field desired sets, by the
-// rule above. desired and live are pointers to objects of one kind; immutable names the
-// fields ("Spec.Selector") left out of the comparison.
-func ownedDiffers(desired, live any, immutable map[string]bool) bool {
-	return differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", false, immutable)
+// rule above. desired and live are pointers to objects of one kind; r names the fields left
+// out of the comparison and those owned even when empty.
+func ownedDiffers(desired, live any, r fieldRule) bool {
+	return differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", false, r)
 }
 
-func differs(d, l reflect.Value, path string, open bool, immutable map[string]bool) bool {
+func differs(d, l reflect.Value, path string, open bool, r fieldRule) bool {
+	if r.ownedWhenEmpty[path] && isEmpty(d) {
+		return !isEmpty(l)
+	}
 	switch d.Type() {
 	case quantityType:
 		dq, lq := d.Interface().(resource.Quantity), l.Interface().(resource.Quantity)
 		return dq.Cmp(lq) != 0
 	case intOrStringType:
 		return d.Interface() != l.Interface()
+	case podTemplateType:
+		if labels, annotations := stalePodMetadata(d, l); len(labels)+len(annotations) > 0 {
+			return true
+		}
 	}
 	switch d.Kind() {
 	case reflect.Pointer:
 		if d.IsNil() {
 			return false
 		}
-		return l.IsNil() || differs(d.Elem(), l.Elem(), path, open, immutable)
+		return l.IsNil() || differs(d.Elem(), l.Elem(), path, open, r)
 	case reflect.Struct:
-		return anyOwnedField(d, path, immutable, func(i int, p string, open bool) bool {
-			return differs(d.Field(i), l.Field(i), p, open, immutable)
+		return anyOwnedField(d, path, r, func(i int, p string, open bool) bool {
+			return differs(d.Field(i), l.Field(i), p, open, r)
 		})
 	case reflect.Map:
 		if d.Len() == 0 {
@@ -113,7 +166,7 @@ func differs(d, l reflect.Value, path string, open bool, immutable map[string]bo
 		}
 		for _, k := range d.MapKeys() {
 			lv := l.MapIndex(k)
-			if !lv.IsValid() || differs(d.MapIndex(k), lv, path, false, immutable) {
+			if !lv.IsValid() || differs(d.MapIndex(k), lv, path, false, r) {
 				return true
 			}
 		}
@@ -129,7 +182,7 @@ func differs(d, l reflect.Value, path string, open bool, immutable map[string]bo
 			return true
 		}
 		for i := range d.Len() {
-			if differs(d.Index(i), l.Index(i), path, false, immutable) {
+			if differs(d.Index(i), l.Index(i), path, false, r) {
 				return true
 			}
 		}
@@ -143,17 +196,27 @@ func differs(d, l reflect.Value, path string, open bool, immutable map[string]bo
 // above: open maps get desired's keys (and lose the operator's annotations desired no longer
 // has), other maps, lists and scalars are replaced, structs merged field by field. live is
 // not changed. The type parameter is a pointer to an API object.
-func mergeOwned[T Object](desired, live T, immutable map[string]bool) T {
+func mergeOwned[T Object](desired, live T, r fieldRule) T {
 	// The merged object shares maps, lists and pointers with this copy of desired alone.
 	from := desired.DeepCopyObject().(T)
 	out := live.DeepCopyObject().(T)
-	merge(reflect.ValueOf(from).Elem(), reflect.ValueOf(out).Elem(), "", false, immutable)
+	merge(reflect.ValueOf(from).Elem(), reflect.ValueOf(out).Elem(), "", false, r)
 	return out
 }
 
-func merge(d, out reflect.Value, path string, open bool, immutable map[string]bool) {
+func merge(d, out reflect.Value, path string, open bool, r fieldRule) {
+	if r.ownedWhenEmpty[path] && isEmpty(d) {
+		out.Set(reflect.Zero(d.Type()))
+		return
+	}
 	if t := d.Type(); t == quantityType || t == intOrStringType || unions[t] {
 		out.Set(d)
+		return
+	}
+	if d.Type() == podTemplateType {
+		labels, annotations := stalePodMetadata(d, out)
+		mergeStruct(d, out, path, r)
+		dropPodMetadata(d.Addr().Interface().(*corev1.PodTemplateSpec), out.Addr().Interface().(*corev1.PodTemplateSpec), labels, annotations)
 		return
 	}
 	switch d.Kind() {
@@ -163,13 +226,10 @@ func merge(d, out reflect.Value, path string, open bool, immutable map[string]bo
 		case out.IsNil():
 			out.Set(d)
 		default:
-			merge(d.Elem(), out.Elem(), path, open, immutable)
+			merge(d.Elem(), out.Elem(), path, open, r)
 		}
 	case reflect.Struct:
-		anyOwnedField(d, path, immutable, func(i int, p string, open bool) bool {
-			merge(d.Field(i), out.Field(i), p, open, immutable)
-			return false
-		})
+		mergeStruct(d, out, path, r)
 	case reflect.Map:
 		if d.Len() == 0 {
 			return
@@ -196,15 +256,68 @@ func merge(d, out reflect.Value, path string, open bool, immutable map[string]bo
 	}
 }
 
+// mergeStruct merges each field of struct d (at path) the rule owns into out.
+func mergeStruct(d, out reflect.Value, path string, r fieldRule) {
+	anyOwnedField(d, path, r, func(i int, p string, open bool) bool {
+		merge(d.Field(i), out.Field(i), p, open, r)
+		return false
+	})
+}
+
+// isEmpty reports whether v holds no value: a nil pointer, an empty map or list (nil or
+// not), a zero scalar.
+func isEmpty(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Map, reflect.Slice:
+		return v.Len() == 0
+	}
+	return v.IsZero()
+}
+
+// stalePodMetadata returns the label and annotation keys of the pod template live (a
+// corev1.PodTemplateSpec value) that its resources.PodMetadataAnnotation records as set from
+// the Monocle's podLabels and podAnnotations, that live still has, and that the pod template
+// desired does not have.
+func stalePodMetadata(desired, live reflect.Value) (labels, annotations []string) {
+	d, l := desired.Interface().(corev1.PodTemplateSpec), live.Interface().(corev1.PodTemplateSpec)
+	stale := func(recorded []string, desired, live map[string]string) []string {
+		var out []string
+		for _, k := range recorded {
+			_, wanted := desired[k]
+			if _, set := live[k]; set && !wanted {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	recordedLabels, recordedAnnotations := resources.RecordedPodMetadata(l.Annotations)
+	return stale(recordedLabels, d.Labels, l.Labels), stale(recordedAnnotations, d.Annotations, l.Annotations)
+}
+
+// dropPodMetadata removes from the merged pod template out the stale labels and annotations
+// (stalePodMetadata of the live template it was merged into), and its
+// resources.PodMetadataAnnotation when desired has none.
+func dropPodMetadata(desired, out *corev1.PodTemplateSpec, labels, annotations []string) {
+	for _, k := range labels {
+		delete(out.Labels, k)
+	}
+	for _, k := range annotations {
+		delete(out.Annotations, k)
+	}
+	if _, recorded := desired.Annotations[resources.PodMetadataAnnotation]; !recorded {
+		delete(out.Annotations, resources.PodMetadataAnnotation)
+	}
+}
+
 // anyOwnedField calls f, in order, for each field of struct d (at path) the rule owns: set in
-// d, neither metadata nor status nor immutable. f gets the field's index, its path and whether
-// it is an open map; anyOwnedField stops at the first call that returns true, and returns
-// whether one did.
-func anyOwnedField(d reflect.Value, path string, immutable map[string]bool, f func(i int, path string, open bool) bool) bool {
+// d or owned when empty, neither metadata nor status nor immutable. f gets the field's index,
+// its path and whether it is an open map; anyOwnedField stops at the first call that returns
+// true, and returns whether one did.
+func anyOwnedField(d reflect.Value, path string, r fieldRule, f func(i int, path string, open bool) bool) bool {
 	for i := range d.NumField() {
 		field := d.Type().Field(i)
 		p := join(path, field.Name)
-		if skipField(path, field, immutable[p]) || d.Field(i).IsZero() {
+		if skipField(path, field, r.immutable[p]) || d.Field(i).IsZero() && !r.ownedWhenEmpty[p] {
 			continue
 		}
 		if f(i, p, openMaps[field.Name]) {

@@ -31,9 +31,10 @@ const (
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
 // other condition that is False for a cause the user must fix (see blocking in status.go):
-// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, StorageChangeRefused,
-// ElasticsearchVersionUnsupported, ElasticsearchDowngrade, HeapAboveLimit,
-// IndexReplicasTooHigh, ElasticsearchNotFound, ElasticsearchInUse.
+// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
+// ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
+// ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
+// ElasticsearchInUse.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -77,6 +78,13 @@ const (
 	// component that reads it is held back, the message says which (False). Blocking: also
 	// Degraded and a Warning event.
 	TokenMissing = "TokenMissing"
+	// ConfigMapNotFound: the ConfigMap spec.trustedCA names does not exist; the API and
+	// crawler are not started or rolled (False). Blocking: also Degraded and a Warning event.
+	ConfigMapNotFound = "ConfigMapNotFound"
+	// ConfigMapKeyMissing: the ConfigMap spec.trustedCA names lacks its key, or the key holds
+	// no PEM certificate; the API and crawler are not started or rolled (False). Blocking:
+	// also Degraded and a Warning event.
+	ConfigMapKeyMissing = "ConfigMapKeyMissing"
 )
 
 // Reasons of the IdentsUpdated condition and of update-idents events.
@@ -345,6 +353,30 @@ const (
 	// RestoreFailed: the restore failed; the API and the crawler stay stopped
 	// (Restored, False; a Warning event).
 	RestoreFailed = "RestoreFailed"
+)
+
+// Reasons of the Hibernated condition and of hibernation events (day2/hibernation.go). The
+// Ready condition takes Hibernating, Hibernated and Waking too while status.hibernation is
+// set; none of them makes the Monocle Degraded, and Ready turning False with one of them
+// records a Normal event with that reason instead of NotReady.
+const (
+	// Hibernating: spec.hibernate stops the Monocle, the crawler first, then the API, then
+	// the bundled Elasticsearch, each once the one before has no pod; the message says what
+	// it waits for (Hibernated False; Ready False).
+	Hibernating = "Hibernating"
+	// Hibernated: no pod of the Monocle runs; volumes, keys, Secrets and config are kept
+	// (Hibernated True; Ready False).
+	Hibernated = "Hibernated"
+	// Waking: spec.hibernate was removed and the Monocle starts again, Elasticsearch first,
+	// then the API, then the crawler (Hibernated False; Ready False).
+	Waking = "Waking"
+	// HibernationDeferred: spec.hibernate is not acted on while a restore or an upgrade is
+	// in progress; the message names it, and the Monocle hibernates once it ends
+	// (Hibernated False; a Normal event).
+	HibernationDeferred = "HibernationDeferred"
+	// WaitingForWake: an image change (Upgraded False) or a restore (Restored False) asked
+	// for while the Monocle hibernates or wakes waits until it is awake.
+	WaitingForWake = "WaitingForWake"
 )
 
 // Reasons of events about owned objects and Ready transitions.

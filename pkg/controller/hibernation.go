@@ -1,0 +1,82 @@
+package controller
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// planHibernation is the phase of spec.hibernate (day2.PlanHibernation): from the workloads
+// and Jobs as the cache has them, it decides which components the later phases build with
+// zero replicas (st.hibernation.Stopped, handed to the builders through resources.Inputs),
+// and whether the operand reads, backups, Jobs and auto-pilot are held
+// (st.hibernation.Stopping) and an upgrade or a restore waits (st.hibernation.Active). It
+// sets status.hibernation and the Hibernated condition.
+func (c *Controller) planHibernation(st *syncState) {
+	m := st.m
+	o := day2.HibernationObserved{JobsRunning: c.jobsRunning(m)}
+	o.API, o.Crawler = c.observeDeployments(m)
+	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
+		o.Elastic = s
+	}
+	st.hibernation = day2.PlanHibernation(m, o, st.now)
+	st.status.Hibernation = st.hibernation.Status
+	cond := st.hibernation.Condition
+	if cond == nil {
+		st.removeCondition(monoclev1alpha1.ConditionHibernated)
+		return
+	}
+	st.setCondition(*cond)
+	if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); cond.Reason == reasons.HibernationDeferred && (was == nil || was.Reason != cond.Reason) {
+		st.event(corev1.EventTypeNormal, reasons.HibernationDeferred, cond.Message)
+	}
+}
+
+// jobsRunning reports whether a Job of m (update-idents, maintenance) has not finished, in
+// the cache.
+func (c *Controller) jobsRunning(m *monoclev1alpha1.Monocle) bool {
+	jobs, err := c.jobs.List(m.Namespace, labels.SelectorFromSet(labels.Set{resources.NameLabel: "monocle", resources.InstanceLabel: m.Name}))
+	if err != nil {
+		// The cache lists from memory; an error is a bad selector, which this is not.
+		return true
+	}
+	for _, j := range jobs {
+		if owned.IsControlledBy(j, m) && finished(j) == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// runningAPI is the API Deployment the Jobs phase decides on whether update-idents may start
+// (st.api), or nil while hibernation stops the Monocle: no Job starts then, and a config
+// change's update-idents runs once the Monocle wakes and its API runs the new config.
+func (st *syncState) runningAPI() *appsv1.Deployment {
+	if st.hibernation.Stopping() {
+		return nil
+	}
+	return st.api
+}
+
+// recordHibernationTransition records an event for each hibernation phase a Monocle enters.
+// The end of waking is the Ready event.
+func (c *Controller) recordHibernationTransition(m *monoclev1alpha1.Monocle, was, is *monoclev1alpha1.HibernationStatus) {
+	if is == nil || (was != nil && was.Phase == is.Phase) {
+		return
+	}
+	c.recorder.Event(m, corev1.EventTypeNormal, day2.HibernationReason(is.Phase), is.Message)
+}
+
+// hibernationReason reports whether reason is one the Ready condition takes from
+// status.hibernation: Ready turning False with it is no failure, and records no NotReady
+// warning (recordHibernationTransition tells it).
+func hibernationReason(reason string) bool {
+	return reason == reasons.Hibernating || reason == reasons.Hibernated || reason == reasons.Waking
+}
