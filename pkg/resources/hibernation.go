@@ -1,12 +1,5 @@
 package resources
 
-import (
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/utils/ptr"
-
-	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-)
-
 // Stopped names the components that hibernation (spec.hibernate) stops in a sync: each is
 // built with zero replicas, its volumes, Secrets and ConfigMap left as they are. The zero
 // value stops nothing.
@@ -31,14 +24,12 @@ func (s Stopped) Names() []string {
 	return out
 }
 
-// NewElasticStatefulSetFor is NewElasticStatefulSet built with what in says of it: zero
-// replicas while hibernation stops Elasticsearch (in.Stopped.Elastic). The PVC stays: the
-// StatefulSet retains it when scaled down (its persistentVolumeClaimRetentionPolicy).
-func NewElasticStatefulSetFor(m *monoclev1alpha1.Monocle, volume string, in Inputs) *appsv1.StatefulSet {
-	s := NewElasticStatefulSet(m, volume)
+// elasticReplicas is the bundled Elasticsearch's replicas: one, or zero while hibernation
+// stops it (in.Stopped.Elastic). The PVC stays: the StatefulSet retains it when scaled down
+// (its persistentVolumeClaimRetentionPolicy).
+func elasticReplicas(in Inputs) int32 {
 	if in.Stopped.Elastic {
-		s.Spec.Replicas = ptr.To[int32](0)
-		setSpecHash(&s.ObjectMeta, s.Spec)
+		return 0
 	}
-	return s
+	return 1
 }
