@@ -24,6 +24,9 @@ type Kubectl struct {
 	// Dir is kubectl's working directory, against which relative paths in its arguments
 	// resolve; empty means the test's.
 	Dir string
+	// As is the user kubectl impersonates (--as), such as a tenant's (Tenant); empty means
+	// the kubeconfig's own user.
+	As string
 }
 
 // Run runs kubectl with args and returns its stdout and stderr, interleaved as written. Its
@@ -39,6 +42,9 @@ func (k Kubectl) RunStdin(ctx context.Context, stdin string, args ...string) (st
 }
 
 func (k Kubectl) run(ctx context.Context, stdin io.Reader, args []string) (string, error) {
+	if k.As != "" {
+		args = append([]string{"--as=" + k.As}, args...)
+	}
 	cmd := exec.CommandContext(ctx, "kubectl", args...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+k.Kubeconfig)
 	cmd.Dir = k.Dir

@@ -57,6 +57,22 @@ func TestKubectl(t *testing.T) {
 	}
 }
 
+func TestTenant(t *testing.T) {
+	fakeKubectl(t)
+	admin := Kubectl{Kubeconfig: "/tmp/test.kubeconfig"}
+	tenant, err := Tenant(context.Background(), admin, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tenant.As != "tenant-team-a" || admin.As != "" {
+		t.Fatalf("Tenant = %+v (admin %+v); want the admin's kubectl acting as tenant-team-a", tenant, admin)
+	}
+	out := tenant.Must(t, "get", "monocles")
+	if !strings.Contains(out, "args=--as=tenant-team-a get monocles\n") {
+		t.Errorf("a tenant's kubectl does not impersonate the tenant:\n%s", out)
+	}
+}
+
 func TestInstallCRD(t *testing.T) {
 	dir := fakeKubectl(t)
 	k := Kubectl{Kubeconfig: "/tmp/test.kubeconfig"}
