@@ -81,8 +81,17 @@ func setUp(m *testing.M) (int, error) {
 		code = 1
 	} else if len(forbidden) > 0 {
 		fmt.Fprintf(os.Stderr, "integration: the authorizer refused the operator %d requests: deploy/02-rbac.yaml lacks their verbs:\n", len(forbidden))
+		counts := map[string]int{}
+		var requests []string
 		for _, e := range forbidden {
-			fmt.Fprintln(os.Stderr, "  "+e.StringAt(e.Completed))
+			r := e.Verb + " " + e.ResourcePath() + " " + e.ObjectRef.Namespace + "/" + e.ObjectRef.Name
+			if counts[r] == 0 {
+				requests = append(requests, r)
+			}
+			counts[r]++
+		}
+		for _, r := range requests {
+			fmt.Fprintf(os.Stderr, "  %s (%d times)\n", r, counts[r])
 		}
 		code = 1
 	}
