@@ -34,6 +34,7 @@ var operatorRules = []string{
 	"monocle.monocle.change-metrics.io/monocles/status update",
 	"monocle.monocle.change-metrics.io/monocles/finalizers update",
 	"/secrets get", "/secrets list", "/secrets watch", "/secrets create", "/secrets update",
+	"/secrets delete", // the Elasticsearch proxy Secret, once the cluster needs it no more
 	"/configmaps get", "/configmaps list", "/configmaps watch", "/configmaps create", "/configmaps update",
 	"/services get", "/services list", "/services watch", "/services create", "/services update",
 	"/persistentvolumeclaims get", "/persistentvolumeclaims list", "/persistentvolumeclaims watch",

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,34 +38,12 @@ type replica struct {
 var identityPattern = regexp.MustCompile(`"?identity"?[=:]"([^"]+)"`)
 
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as the operator's
-// ServiceAccount with a token from the TokenRequest API, and returns its path.
+// ServiceAccount with a token from the TokenRequest API, valid for an hour, and returns its
+// path (testkit.Env.OperatorKubeconfig).
 func serviceAccountKubeconfig(t *testing.T) string {
 	t.Helper()
-	token := strings.TrimSpace(env.Kubectl.Must(t, "create", "token", operatorName, "-n", operatorNamespace, "--duration=1h"))
-	tlsLine := "insecure-skip-tls-verify: true"
-	if ca := env.Cluster.CACertPEM(); ca != nil {
-		tlsLine = "certificate-authority-data: " + base64.StdEncoding.EncodeToString(ca)
-	}
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: e2e
-  cluster:
-    server: %s
-    %s
-users:
-- name: operator
-  user:
-    token: %s
-contexts:
-- name: e2e
-  context:
-    cluster: e2e
-    user: operator
-current-context: e2e
-`, env.Cluster.APIServerURL(), tlsLine, token)
-	path := filepath.Join(t.TempDir(), "operator.kubeconfig")
-	if err := os.WriteFile(path, []byte(kubeconfig), 0o600); err != nil {
+	path, err := env.OperatorKubeconfig(t.Context(), time.Hour)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -515,10 +515,10 @@ func TestAdoptionOfEarlierOperatorMonocle(t *testing.T) {
 	})
 }
 
-// patchMonocleNamed merge-patches Monocle ns/name.
+// patchMonocleNamed merge-patches Monocle ns/name as the tenant of ns.
 func patchMonocleNamed(t *testing.T, ns, name, patch string) {
 	t.Helper()
-	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/"+name, "--type=merge", "-p", patch)
+	tenant(t, ns).Must(t, "patch", "-n", ns, "monocle/"+name, "--type=merge", "-p", patch)
 }
 
 // TestAdoptionOfTwoEarlierMonoclesInOneNamespace adopts two earlier-operator Monocles whose

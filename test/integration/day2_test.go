@@ -39,13 +39,25 @@ spec:
               github_token: GITHUB_TOKEN
 `
 
-// startDay2 creates a restricted namespace with the Secret "tokens" and day2Monocle, and waits
-// until it is Ready.
+// tenant returns kubectl acting as the tenant of namespace ns, a user who holds only "edit"
+// there (testkit.Tenant): the tests act through it where a Monocle's author acts.
+func tenant(t *testing.T, ns string) testkit.Kubectl {
+	t.Helper()
+	k, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// startDay2 creates a restricted namespace, and in it, as its tenant, the Secret "tokens" and
+// day2Monocle, and waits until it is Ready.
 func startDay2(t *testing.T, ns string) {
 	t.Helper()
 	testkit.MustCreateNamespace(t, env.Kube, ns)
-	env.Kubectl.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
-	if out, err := env.Kubectl.RunStdin(context.Background(), day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
+	author := tenant(t, ns)
+	author.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+	if out, err := author.RunStdin(context.Background(), day2Monocle, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
@@ -145,9 +157,10 @@ func waitCondition(t *testing.T, ns, name, typ string, status metav1.ConditionSt
 	return got
 }
 
+// patchMonocle merge-patches Monocle ns/m as the tenant of ns.
 func patchMonocle(t *testing.T, ns, patch string) {
 	t.Helper()
-	env.Kubectl.Must(t, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
+	tenant(t, ns).Must(t, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
 }
 
 func TestSecretChangesRollAPIAndCrawlerOnly(t *testing.T) {

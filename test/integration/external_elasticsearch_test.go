@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -56,20 +57,21 @@ func setECKStatus(t *testing.T, ns, phase, health string) {
 	}
 }
 
-// applyMonocle creates the Monocle of day2Monocle named name in ns (with the Secret
-// "tokens", created unless it exists), with elasticsearch as its spec.elasticsearch (flow
-// YAML) when not empty.
+// applyMonocle creates, as the tenant of ns, the Monocle of day2Monocle named name in ns (with
+// the Secret "tokens", created unless it exists), with elasticsearch as its
+// spec.elasticsearch (flow YAML) when not empty.
 func applyMonocle(t *testing.T, ns, name, elasticsearch string) {
 	t.Helper()
 	ctx := t.Context()
+	author := tenant(t, ns)
 	if _, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, "tokens", metav1.GetOptions{}); err != nil {
-		env.Kubectl.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+		author.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 	}
 	manifest := strings.Replace(day2Monocle, "name: m\n", "name: "+name+"\n", 1)
 	if elasticsearch != "" {
 		manifest = strings.Replace(manifest, "spec:\n", "spec:\n  elasticsearch: "+elasticsearch+"\n", 1)
 	}
-	if out, err := env.Kubectl.RunStdin(ctx, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+	if out, err := author.RunStdin(ctx, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 }
@@ -284,7 +286,7 @@ func TestElasticsearchRefReplicasAndExistingRepository(t *testing.T) {
 		return nil
 	})
 
-	env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.BackupAnnotation+"=first", "--overwrite")
+	tenant(t, ns).Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.BackupAnnotation+"=first", "--overwrite")
 	st := waitBackup(t, ns, "the on-demand snapshot", 60*time.Second, func(st *monoclev1alpha1.BackupStatus) error {
 		if st.LastRequest != "first" || st.LastSuccessful == nil || !strings.HasPrefix(st.LastSuccessful.Name, "manual-") {
 			return fmt.Errorf("status.backup = %+v", st)
@@ -331,7 +333,8 @@ func TestExternalElasticsearch(t *testing.T) {
 	testkit.MustCreateNamespace(t, env.Kube, ns2)
 	env.Elastic.ServePlainHTTP("search.example.com")
 	env.Elastic.Cluster("search.example.com").SetIndices("monocle.config")
-	env.Kubectl.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--from-literal=username="+testkit.ClusterUser)
+	author := tenant(t, ns)
+	author.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--from-literal=username="+testkit.ClusterUser)
 	applyMonocle(t, ns, "m", "{external: {url: 'http://search.example.com:9200', credentialsSecretRef: {name: es-credentials}}}")
 	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionSecretsReady, metav1.ConditionFalse, reasons.SecretKeyMissing)
 	if !strings.Contains(c.Message, "es-credentials") || !strings.Contains(c.Message, "password") {
@@ -339,7 +342,7 @@ func TestExternalElasticsearch(t *testing.T) {
 	}
 	expectNoPods(t, ns)
 
-	env.Kubectl.Must(t, "patch", "-n", ns, "secret/es-credentials", "--type=merge",
+	author.Must(t, "patch", "-n", ns, "secret/es-credentials", "--type=merge",
 		"-p", `{"stringData":{"password":"`+testkit.ClusterPassword+`"}}`)
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
 	waitCluster(t, ns, "m", "the external cluster in the status", func(c *monoclev1alpha1.ElasticsearchClusterStatus) error {
@@ -375,6 +378,95 @@ func TestExternalElasticsearch(t *testing.T) {
 	}
 }
 
+// TestExternalElasticsearchToPlainHTTP: a Monocle on an https:// cluster with credentials
+// reaches it through the proxy, whose Secret holds the password; once its tenant switches it
+// to an http:// cluster without security, the operator deletes that Secret, the API's pods
+// reach the new cluster directly, the operator reads that cluster, and it converges: no
+// Degraded, no request the authorizer refused, the password nowhere but in the tenant's own
+// Secret.
+func TestExternalElasticsearchToPlainHTTP(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	ns := "external-to-plain"
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	since := time.Now()
+	secured, open := "secured.example.com", "open.example.com"
+	env.Elastic.Cluster(secured).SetIndices("monocle.config")
+	env.Elastic.ServeWithoutSecurity(open)
+	env.Elastic.Cluster(open).SetIndices("monocle.config")
+	author := tenant(t, ns)
+	author.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns,
+		"--from-literal=username="+testkit.ClusterUser, "--from-literal=password="+testkit.ClusterPassword)
+	author.Must(t, "create", "secret", "generic", "es-ca", "-n", ns, "--from-literal=ca.crt="+string(env.Elastic.CAPEM()))
+	applyMonocle(t, ns, "m", "{external: {url: 'https://"+secured+":9200', credentialsSecretRef: {name: es-credentials}, caSecretRef: {name: es-ca}}}")
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	expectProxy(t, ns, "m", env.Elastic.CAPEM())
+
+	patchMonocle(t, ns, `{"spec":{"elasticsearch":{"external":{"url":"http://`+open+`:9200","credentialsSecretRef":null,"caSecretRef":null}}}}`)
+	proxySecret := resources.ProxySecretName(&monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: ns}})
+	testkit.Eventually(t, 250*time.Millisecond, 60*time.Second, "the proxy Secret deleted", func() error {
+		if _, err := env.Kube.CoreV1().Secrets(ns).Get(t.Context(), proxySecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			degraded := apimeta.FindStatusCondition(getMonocle(t, ns, "m").Status.Conditions, monoclev1alpha1.ConditionDegraded)
+			return fmt.Errorf("Secret %s: %v; Degraded %+v", proxySecret, err, degraded)
+		}
+		return nil
+	})
+	waitCluster(t, ns, "m", "the plain cluster in the status", func(c *monoclev1alpha1.ElasticsearchClusterStatus) error {
+		if c.Kind != monoclev1alpha1.ElasticsearchExternal || c.URL != "http://"+open+":9200" {
+			return fmt.Errorf("status.elasticsearchCluster = %+v", c)
+		}
+		return nil
+	})
+	testkit.Eventually(t, 250*time.Millisecond, 60*time.Second, "the API's pods on the plain cluster without the proxy", func() error {
+		api, err := env.Kube.AppsV1().Deployments(ns).Get(t.Context(), "m-api", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pod := api.Spec.Template.Spec
+		for _, c := range pod.InitContainers {
+			if c.Name == resources.ComponentProxy {
+				return fmt.Errorf("the API's pods still have the proxy sidecar")
+			}
+		}
+		for _, c := range pod.Containers {
+			for _, e := range c.Env {
+				if e.Name == "MONOCLE_ELASTIC_URL" && e.Value != "http://"+open+":9200" {
+					return fmt.Errorf("MONOCLE_ELASTIC_URL = %q", e.Value)
+				}
+			}
+		}
+		return nil
+	})
+	// The operator reads the new cluster, without credentials.
+	until := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	env.Elastic.Cluster(open).SetCrawlerMetadata("monocle.changes.1.demo",
+		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: until})
+	waitCrawledUntil(t, ns, until, 1)
+	waitCondition(t, ns, "m", monoclev1alpha1.ConditionDegraded, metav1.ConditionFalse, reasons.AsExpected)
+
+	writes, err := operatorWrites(since, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range writes {
+		if e.DeniedByAuthorizer() {
+			t.Errorf("the authorizer refused the operator's %s", e)
+		}
+	}
+	expectNoPassword(t, ns)
+	secrets, err := env.Kube.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range secrets.Items {
+		for k, v := range s.Data {
+			if (s.Name != "es-credentials" && strings.Contains(string(v), testkit.ClusterPassword)) ||
+				strings.Contains(string(v), base64.StdEncoding.EncodeToString([]byte(testkit.ClusterUser+":"+testkit.ClusterPassword))) {
+				t.Errorf("Secret %s still holds the password of the cluster the Monocle left (key %s)", s.Name, k)
+			}
+		}
+	}
+}
+
 // TestElasticsearchTargetAdmission: a URL with credentials in it is refused at creation, and
 // a bundled Monocle cannot switch to a cluster by URL or by reference: the API server's
 // validation (the CRD's rules) says why.
@@ -383,9 +475,10 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 	ns := "external-admission"
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 	ctx := t.Context()
+	author := tenant(t, ns)
 	manifest := strings.Replace(day2Monocle, "spec:\n",
 		"spec:\n  elasticsearch: {external: {url: 'http://"+testkit.ClusterUser+":"+testkit.ClusterPassword+"@search.example.com:9200'}}\n", 1)
-	out, err := env.Kubectl.RunStdin(ctx, manifest, "create", "-n", ns, "-f", "-")
+	out, err := author.RunStdin(ctx, manifest, "create", "-n", ns, "-f", "-")
 	if err == nil || !strings.Contains(out+err.Error(), "without credentials (use credentialsSecretRef)") {
 		t.Errorf("a URL with credentials: %v: %s; want the CRD's refusal", err, out)
 	}
@@ -398,7 +491,7 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 		`{"spec":{"elasticsearch":{"external":{"url":"http://search.example.com:9200"}}}}`,
 		`{"spec":{"elasticsearch":{"elasticsearchRef":{"name":"es"}}}}`,
 	} {
-		out, err := env.Kubectl.Run(ctx, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
+		out, err := author.Run(ctx, "patch", "-n", ns, "monocle/m", "--type=merge", "-p", patch)
 		if err == nil || !strings.Contains(out+err.Error(), "cannot switch between the bundled Elasticsearch") {
 			t.Errorf("switching with %s: %v: %s; want the CRD's refusal", patch, err, out)
 		}
@@ -411,7 +504,7 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 	// namespace, given or removed.
 	ref := strings.Replace(day2Monocle, "spec:\n", "spec:\n  elasticsearch: {elasticsearchRef: {name: es, namespace: search}}\n", 1)
 	ref = strings.Replace(ref, "name: m\n", "name: r\n", 1)
-	if out, err := env.Kubectl.RunStdin(ctx, ref, "create", "-n", ns, "-f", "-"); err != nil {
+	if out, err := author.RunStdin(ctx, ref, "create", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("a Monocle with elasticsearchRef: %v: %s", err, out)
 	}
 	for _, patch := range []string{
@@ -419,7 +512,7 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 		`{"spec":{"elasticsearch":{"elasticsearchRef":{"namespace":"other"}}}}`,
 		`{"spec":{"elasticsearch":{"elasticsearchRef":{"namespace":null}}}}`,
 	} {
-		out, err := env.Kubectl.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch)
+		out, err := author.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch)
 		if err == nil || !strings.Contains(out+err.Error(), "cannot name another Elasticsearch") {
 			t.Errorf("changing the reference with %s: %v: %s; want the CRD's refusal", patch, err, out)
 		}
@@ -429,7 +522,7 @@ func TestElasticsearchTargetAdmission(t *testing.T) {
 	}
 	// Its credentials may change.
 	patch := `{"spec":{"elasticsearch":{"elasticsearchRef":{"credentialsSecretRef":{"name":"monocle-user"}}}}}`
-	if out, err := env.Kubectl.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch); err != nil {
+	if out, err := author.Run(ctx, "patch", "-n", ns, "monocle/r", "--type=merge", "-p", patch); err != nil {
 		t.Errorf("giving the reference credentials: %v: %s", err, out)
 	}
 }
@@ -451,7 +544,7 @@ func TestMigrationFromBundled(t *testing.T) {
 	env.Elastic.SetIndices(from, "m", "monocle.config", "monocle.changes.1.demo")
 	env.Elastic.SetDocs(from, "m", "monocle.changes.1.demo", docs)
 	env.Kubectl.Must(t, "wait", "-n", from, "--for=condition=Ready", "--timeout=120s", "monocle/m")
-	env.Kubectl.Must(t, "annotate", "-n", from, "monocle/m", monoclev1alpha1.BackupAnnotation+"=move", "--overwrite")
+	tenant(t, from).Must(t, "annotate", "-n", from, "monocle/m", monoclev1alpha1.BackupAnnotation+"=move", "--overwrite")
 	st := waitBackup(t, from, "the snapshot to move", 60*time.Second, func(st *monoclev1alpha1.BackupStatus) error {
 		if st.LastRequest != "move" || st.LastSuccessful == nil {
 			return fmt.Errorf("status.backup = %+v", st)

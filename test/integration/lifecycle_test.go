@@ -18,7 +18,8 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// TestSampleMonocleLifecycle applies deploy/samples/monocle.yaml as a user would and follows
+// TestSampleMonocleLifecycle applies deploy/samples/monocle.yaml as a user would (a tenant
+// with edit in the namespace) and follows
 // the Monocle through creation, Ready, drift repair, quiet steady state and deletion.
 func TestSampleMonocleLifecycle(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
@@ -26,7 +27,7 @@ func TestSampleMonocleLifecycle(t *testing.T) {
 	ns := "lifecycle"
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 
-	env.Kubectl.Must(t, "apply", "-n", ns, "-f", filepath.Join(env.Root, "deploy", "samples", "monocle.yaml"))
+	tenant(t, ns).Must(t, "apply", "-n", ns, "-f", filepath.Join(env.Root, "deploy", "samples", "monocle.yaml"))
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/monocle")
 
 	kube := env.Kube

@@ -32,8 +32,8 @@ const outboundPEM = "-----BEGIN CERTIFICATE-----\nMIIBfirst\n-----END CERTIFICAT
 // outboundNames are the variables of the outbound settings.
 var outboundNames = []string{"https_proxy", "http_proxy", "no_proxy", "API_PROXY", "SSL_CERT_FILE", "TLS_NO_VERIFY", "TLS_CIPHERS"}
 
-// applyOutboundMonocle applies day2Monocle named name in ns with outboundSpec, and
-// elasticsearch as its spec.elasticsearch (flow YAML) when not empty.
+// applyOutboundMonocle applies, as the tenant of ns, day2Monocle named name in ns with
+// outboundSpec, and elasticsearch as its spec.elasticsearch (flow YAML) when not empty.
 func applyOutboundMonocle(t *testing.T, ns, name, elasticsearch string) {
 	t.Helper()
 	manifest := strings.Replace(day2Monocle, "name: m\n", "name: "+name+"\n", 1)
@@ -41,7 +41,7 @@ func applyOutboundMonocle(t *testing.T, ns, name, elasticsearch string) {
 	if elasticsearch != "" {
 		manifest = strings.Replace(manifest, "spec:\n", "spec:\n  elasticsearch: "+elasticsearch+"\n", 1)
 	}
-	if out, err := env.Kubectl.RunStdin(t.Context(), manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+	if out, err := tenant(t, ns).RunStdin(t.Context(), manifest, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 }

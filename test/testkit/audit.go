@@ -51,6 +51,10 @@ type AuditEvent struct {
 	ResponseStatus struct {
 		Code int `json:"code"` // the HTTP status code; 0 if the API server logged none
 	} `json:"responseStatus"`
+	// Annotations are the audit annotations of the request, such as the authorizer's
+	// "authorization.k8s.io/decision" ("allow" or "forbid") and "authorization.k8s.io/reason";
+	// logged at every level.
+	Annotations map[string]string `json:"annotations"`
 	// RequestObject is the request body, logged only by a policy rule at level Request or
 	// above; nil at level Metadata, which test/localcluster's default policy uses. Decode it
 	// with encoding/json.
@@ -76,6 +80,18 @@ func (e AuditEvent) FromOperator() bool {
 // Succeeded reports a 2xx response.
 func (e AuditEvent) Succeeded() bool {
 	return e.ResponseStatus.Code/100 == 2
+}
+
+// AuthorizationDecisionAnnotation is the audit annotation in which the API server's
+// authorization filter records its decision on a request: "allow" or "forbid"
+// (k8s.io/apiserver/pkg/endpoints/filters/authorization.go).
+const AuthorizationDecisionAnnotation = "authorization.k8s.io/decision"
+
+// DeniedByAuthorizer reports a request the authorizer (RBAC, on the local control plane) refused:
+// its decision annotation is "forbid". A 403 from admission, such as a create in a namespace
+// being terminated, is not one.
+func (e AuditEvent) DeniedByAuthorizer() bool {
+	return e.Annotations[AuthorizationDecisionAnnotation] == "forbid"
 }
 
 // IsLeaseWrite reports a successful write of the Lease namespace/name, the lock of the

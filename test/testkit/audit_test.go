@@ -222,3 +222,25 @@ func TestAuditLogOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestAuditEventDeniedByAuthorizer: a 403 is the authorizer's refusal only when its decision
+// annotation says "forbid"; admission's 403 (a create in a namespace being terminated) comes
+// after the authorizer allowed the request.
+func TestAuditEventDeniedByAuthorizer(t *testing.T) {
+	const (
+		rbacDenied  = `{"kind":"Event","stage":"ResponseComplete","verb":"delete","userAgent":"monocle-operator/op-a","stageTimestamp":"2026-01-01T00:00:01.000000Z","objectRef":{"resource":"secrets","namespace":"a","name":"m-elastic-proxy"},"responseStatus":{"code":403},"annotations":{"authorization.k8s.io/decision":"forbid","authorization.k8s.io/reason":""}}`
+		terminating = `{"kind":"Event","stage":"ResponseComplete","verb":"create","userAgent":"monocle-operator/op-a","stageTimestamp":"2026-01-01T00:00:02.000000Z","objectRef":{"resource":"events","namespace":"a"},"responseStatus":{"code":403},"annotations":{"authorization.k8s.io/decision":"allow","authorization.k8s.io/reason":"RBAC: allowed by ClusterRoleBinding \"monocle-operator\""}}`
+	)
+	events, err := ReadAuditLog(writeLog(t, rbacDenied, terminating, opCreate), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 3 {
+		t.Fatalf("read %d events, want 3", len(events))
+	}
+	for i, want := range []bool{true, false, false} {
+		if got := events[i].DeniedByAuthorizer(); got != want {
+			t.Errorf("%s: DeniedByAuthorizer() = %v, want %v (annotations %v)", events[i], got, want, events[i].Annotations)
+		}
+	}
+}

@@ -12,6 +12,9 @@
 //   - operator.go builds the operator binary and starts and watches its processes:
 //     signals, exit, HTTP endpoints, CPU and memory from /proc, the end of a log.
 //   - kubectl.go runs kubectl against a cluster and installs the Monocle CRD.
+//   - rbac.go installs the operator's namespace and roles from deploy/ and writes a
+//     kubeconfig with a token of its ServiceAccount, to run the operator under that RBAC;
+//     tenant.go gives a kubectl acting as a user with only "edit" in one namespace.
 //   - lease.go reads the operator's leader election Lease: LeaseHolder, WaitLeader.
 //   - earlier.go creates, from the captured fixture, what the earlier operator (v0.0.2) leaves
 //     for a Monocle, paused, so that a suite can hand it over to this operator.

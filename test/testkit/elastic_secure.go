@@ -66,6 +66,8 @@ type fakeSecurity struct {
 	leaves map[string]*tls.Certificate
 	// plain are the hosts (keyOf's) served in plain HTTP too (ServePlainHTTP).
 	plain map[string]bool
+	// open are the hosts (keyOf's) served without any security (ServeWithoutSecurity).
+	open map[string]bool
 }
 
 // basicChallenge is Elasticsearch 7.17's WWW-Authenticate value on plain HTTP.
@@ -97,14 +99,32 @@ func (f *FakeElasticsearch) ServePlainHTTP(host string) {
 	s.plain[keyOf(host).host] = true
 }
 
+// ServeWithoutSecurity makes the fake answer every request for host (as Cluster takes it), in
+// plain HTTP and without credentials, whatever its options: a cluster whose security is off
+// (xpack.security.enabled: false, Elasticsearch 7.17's default on its basic license), reached
+// by an http:// URL without credentialsSecretRef.
+func (f *FakeElasticsearch) ServeWithoutSecurity(host string) {
+	s := &f.security
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open == nil {
+		s.open = map[string]bool{}
+	}
+	s.open[keyOf(host).host] = true
+}
+
 // guard answers r, a request for the Elasticsearch at host (keyOf's), as a secured
 // Elasticsearch would when r is not let through: a plain request with WithTLS (its
 // connection closed) unless ServePlainHTTP let host's through, missing or wrong credentials
-// with WithBasicAuth (a 401). It reports whether it answered.
+// with WithBasicAuth (a 401), neither for a host of ServeWithoutSecurity. It reports whether
+// it answered.
 func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string) bool {
 	s.mu.Lock()
-	plain := s.plain[host]
+	plain, open := s.plain[host], s.open[host]
 	s.mu.Unlock()
+	if open {
+		return false
+	}
 	if s.tls && r.TLS == nil && !plain {
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {

@@ -184,6 +184,24 @@ func TestFakeServePlainHTTP(t *testing.T) {
 	}
 }
 
+// TestFakeServeWithoutSecurity: with WithTLS and WithBasicAuth, a host ServeWithoutSecurity
+// names is served in plain HTTP without credentials; another still needs both.
+func TestFakeServeWithoutSecurity(t *testing.T) {
+	f := startFake(t, WithTLS(), WithBasicAuth("elastic", "changeme"))
+	f.ServeWithoutSecurity("open.example.com:9200")
+	if _, err := secureClient(t, f, "http://open.example.com:9200", "", "").Health(t.Context()); err != nil {
+		t.Errorf("plain HTTP without credentials to a host served so: %v", err)
+	}
+	f.ServePlainHTTP("search.example.com")
+	if _, err := secureClient(t, f, "http://search.example.com:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
+		t.Errorf("plain HTTP without credentials to another host: %v, want a 401", err)
+	}
+	if _, err := secureClient(t, f, "http://es-es-http.ns.svc:9200", "", "").Health(t.Context()); err == nil ||
+		errors.As(err, new(*elastic.StatusError)) {
+		t.Errorf("plain HTTP to a host with TLS: %v, want the connection closed", err)
+	}
+}
+
 // TestFakeClusterRestoreHeld: a cluster by host holds the restores it accepts while
 // HoldRestores holds them, as a bundled Elasticsearch does, and only its own: the bundled
 // Elasticsearch of the same namespace restores at once. SetDocs and SetHidden seed that

@@ -78,10 +78,14 @@ var immutableFields = map[reflect.Type][]string{
 // one. They are the placement fields of a pod template at spec.template (Deployment,
 // StatefulSet, Job), which the builders set from the Monocle's spec alone
 // (resources.applyPlacement): core/v1 PodSpec's nodeSelector, tolerations, affinity,
-// topologySpreadConstraints, priorityClassName and imagePullSecrets. The API server's
-// admission does not set them on a template: the Priority, DefaultTolerationSeconds and
-// ServiceAccount admission plugins, which fill priority, tolerations and imagePullSecrets,
-// act on Pods (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/).
+// topologySpreadConstraints, priorityClassName and imagePullSecrets; and the template's
+// initContainers, which only the builders set: the Elasticsearch proxy sidecar leaves the
+// API's pods with its volumes once the cluster needs neither TLS nor credentials, and an
+// init container kept without the volumes it mounts makes the API server refuse the update.
+// The API server's admission does not set them on a template: the Priority,
+// DefaultTolerationSeconds and ServiceAccount admission plugins, which fill priority,
+// tolerations and imagePullSecrets, act on Pods
+// (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/).
 var ownedWhenEmpty = []string{
 	"Spec.Template.Spec.NodeSelector",
 	"Spec.Template.Spec.Tolerations",
@@ -89,6 +93,7 @@ var ownedWhenEmpty = []string{
 	"Spec.Template.Spec.TopologySpreadConstraints",
 	"Spec.Template.Spec.PriorityClassName",
 	"Spec.Template.Spec.ImagePullSecrets",
+	"Spec.Template.Spec.InitContainers",
 }
 
 // fieldRule names the fields by path ("Spec.Selector") that the rule treats apart: immutable
