@@ -25,7 +25,9 @@ const (
 // them: a name that starts with "monocle", the indices the pattern "monocle*" matches
 // (ConfigIndex, and WorkspaceIndexPrefix followed by a workspace name), except OwnerIndex,
 // the operator's record of the cluster's owner, which is never snapshotted nor restored.
-func IsMonocleIndex(name string) bool { return strings.HasPrefix(name, "monocle") && name != OwnerIndex }
+func IsMonocleIndex(name string) bool {
+	return strings.HasPrefix(name, "monocle") && name != OwnerIndex
+}
 
 // HealthStatus is a cluster or index health: green (all shards allocated), yellow (all
 // primaries allocated, some replicas not; a single node with replicas stays yellow), red
