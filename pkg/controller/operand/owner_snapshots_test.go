@@ -34,7 +34,7 @@ func TestSnapshotLeavesTheOwnerRecordOut(t *testing.T) {
 func TestRestoreLeavesTheOwnerRecordAlone(t *testing.T) {
 	m := restoreMonocle("theirs")
 	f, _ := fakeElastic(t, m)
-	cluster := f.Cluster(m.Name+"-elastic."+m.Namespace+".svc")
+	cluster := f.Cluster(m.Name + "-elastic." + m.Namespace + ".svc")
 	mine := map[string]string{"uid": string(m.UID), "namespace": "ns", "name": "m"}
 	cluster.SetMeta(elastic.OwnerIndex, mine)
 	f.PutSnapshot("ns", "m", resources.BackupRepositoryName, testkit.FakeSnapshot{Name: "theirs",
