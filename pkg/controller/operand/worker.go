@@ -3,7 +3,9 @@
 // progress and errors, workspace indices) and asks the Monocle API for its /health, and it
 // carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
 // the index of a removed workspace, keeping the replicas of Monocle's indices, taking,
-// listing and expiring snapshots, restoring one).
+// listing and expiring snapshots, restoring one). Before any of that, for a cluster of
+// elasticsearchRef or external, it claims the cluster's Monocle indices for the Monocle
+// (claims.go).
 //
 // No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
 // read in the background when Elasticsearch has a ready pod and the last read is older than
