@@ -2,6 +2,7 @@ package integration
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -30,10 +31,7 @@ func TestTenantsRaceForOneCluster(t *testing.T) {
 	tenants := map[string]testkit.Kubectl{}
 	for ns := range urls {
 		testkit.MustCreateNamespace(t, env.Kube, ns)
-		tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
-		if err != nil {
-			t.Fatal(err)
-		}
+		tenant := tenantOf(t, ns)
 		tenants[ns] = tenant
 		tenant.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 		tenant.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--type=kubernetes.io/basic-auth",
@@ -94,4 +92,25 @@ func TestTenantsRaceForOneCluster(t *testing.T) {
 		t.Errorf("after the owner's deletion the record is %v, want %s's", meta, refused)
 	}
 	env.Kubectl.Must(t, "wait", "-n", refused, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+}
+
+// tenantOf returns a kubectl acting as a user who holds only edit in namespace ns
+// (testkit.Tenant), once edit grants Monocles there: deploy/02-rbac-aggregated.yaml, applied
+// here as an administrator installs it, aggregates them into edit, which Kubernetes'
+// ClusterRole aggregation controller does shortly after.
+func tenantOf(t *testing.T, ns string) testkit.Kubectl {
+	t.Helper()
+	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
+	tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "edit grants Monocles in "+ns, func() error {
+		out, err := tenant.Run(t.Context(), "auth", "can-i", "create", "monocles.monocle.monocle.change-metrics.io", "-n", ns)
+		if err != nil || strings.TrimSpace(out) != "yes" {
+			return fmt.Errorf("can-i create monocles: %q, %v", out, err)
+		}
+		return nil
+	})
+	return tenant
 }
