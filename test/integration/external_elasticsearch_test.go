@@ -366,7 +366,9 @@ func TestExternalElasticsearch(t *testing.T) {
 		before[d] = jsonpath(t, ns, "deployment/"+d, "{.metadata.uid}")
 	}
 	applyMonocle(t, ns2, "m", "{external: {url: 'http://SEARCH.example.com:9200/'}}")
-	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "the second Monocle's claim refused with 401", func() error {
+	// While a Monocle starts, its status is written at most once a minute
+	// (startProgressInterval): the refusal comes with the next write.
+	testkit.Eventually(t, 200*time.Millisecond, 2*time.Minute, "the second Monocle's claim refused with 401", func() error {
 		c := apimeta.FindStatusCondition(getMonocle(t, ns2, "m").Status.Conditions, monoclev1alpha1.ConditionElasticsearchHealthy)
 		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != reasons.ElasticsearchUnclaimed || !strings.Contains(c.Message, "401") {
 			return fmt.Errorf("ElasticsearchHealthy is %+v", c)
