@@ -137,6 +137,8 @@ type Controller struct {
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
 	// cluster.
 	operatorNamespace string
+	// watchNamespace is the namespace whose Monocles this controller watches; "" for all.
+	watchNamespace string
 }
 
 // OptionalAPIs is what the controller needs to own the kinds of APIs a cluster may or may not
@@ -259,6 +261,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	c.watchNamespace = inf.Optional.Namespace
 	c.optional = r.Optional(inf.Optional, map[schema.GroupVersionResource]string{
 		resources.HTTPRouteResource:  "HTTPRoute",
 		resources.RouteResource:      "Route",

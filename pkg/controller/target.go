@@ -26,7 +26,7 @@ import (
 // API (never written), and the credentials and CA of either kind from Secrets, whose data is
 // read on demand (readSecret). Monocle's index names are fixed (monocle.config,
 // monocle.changes.1.<workspace>; Monocle 1.11.2, src/Monocle/Backend/Index.hs), so one
-// cluster serves one Monocle: the one created first.
+// cluster serves one Monocle: the one the cluster records as their owner (ownership.go).
 
 // Keys of the Secrets a credentialsSecretRef names (type kubernetes.io/basic-auth,
 // corev1.BasicAuthUsernameKey and corev1.BasicAuthPasswordKey) and of a caSecretRef's.
@@ -139,8 +139,11 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 //     Ready;
 //   - SecretsReady False SecretNotFound or SecretKeyMissing: a Secret of the credentials or
 //     the CA is missing, or lacks its key;
-//   - ElasticsearchHealthy False ElasticsearchInUse: a Monocle created earlier uses the same
-//     cluster (resources.Identity).
+//   - ElasticsearchHealthy False ElasticsearchInUse: a Monocle of the namespace created
+//     earlier uses the same cluster (resources.Identity), or the cluster's owner record names
+//     another Monocle (ownership.go);
+//   - ElasticsearchHealthy Unknown ElasticsearchUnclaimed: the cluster does not record the
+//     Monocle as its owner yet.
 func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	m := st.m
 	es := m.Spec.Elasticsearch
@@ -190,8 +193,11 @@ func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	if holder := c.clusterHolder(m); holder != nil {
 		held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
 			Reason: reasons.ElasticsearchInUse,
-			Message: fmt.Sprintf("Monocle %s/%s, created earlier, uses the same Elasticsearch (%s): Monocle's index names are fixed, so two Monocles cannot share a cluster; the API and crawler of this one do not start until it uses another cluster",
-				holder.Namespace, holder.Name, resources.Identity(m))}
+			Message: fmt.Sprintf("Monocle %s of this namespace, created earlier, uses the same Elasticsearch (%s): Monocle's index names are fixed, so two Monocles cannot share a cluster; the API and crawler of this one do not start until it uses another cluster",
+				holder.Name, resources.Identity(m))}
+	} else if held == nil && st.target != nil {
+		// The cluster's own record decides across namespaces (ownership.go).
+		held = c.claimCluster(ctx, st)
 	}
 	if held != nil {
 		st.pinCondition(*held)
@@ -299,10 +305,12 @@ func indexByIdentity(obj any) ([]string, error) {
 	return nil, nil
 }
 
-// clusterHolder returns the Monocle that uses m's cluster before m, or nil when m is the
-// first: of the Monocles of the same identity, the one created first, ties broken by
-// namespace and name. A Monocle being deleted still holds its cluster until it is gone
-// (its pods may still write to it); its deletion then enqueues the next (handleMonocleDelete).
+// clusterHolder returns the Monocle of m's namespace that uses m's cluster before m, or nil
+// when m is the first there: of the Monocles of the namespace with the same identity, the
+// one created first, ties broken by name. Across namespaces the cluster's owner record
+// decides instead (ownership.go), which no Monocle of another namespace can take by being
+// created first. A Monocle being deleted still holds its cluster until it is gone (its pods
+// may still write to it); its deletion then enqueues the next (handleMonocleDelete).
 func (c *Controller) clusterHolder(m *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 	objs, err := c.monocleIndexer.ByIndex(identityIndex, resources.Identity(m))
 	if err != nil {
@@ -312,7 +320,7 @@ func (c *Controller) clusterHolder(m *monoclev1alpha1.Monocle) *monoclev1alpha1.
 	first := m
 	for _, obj := range objs {
 		o, ok := obj.(*monoclev1alpha1.Monocle)
-		if ok && createdBefore(o, first) {
+		if ok && o.Namespace == m.Namespace && createdBefore(o, first) {
 			first = o
 		}
 	}

@@ -273,8 +273,10 @@ func TestTargetSecretsAreReadOncePerVersion(t *testing.T) {
 	}
 }
 
-// TestOneMonoclePerCluster: of the Monocles of one cluster identity, the one created later
-// gets ElasticsearchInUse naming the other and does not start; ties go by namespace and name.
+// TestOneMonoclePerCluster: of the Monocles of one namespace with one cluster identity, the
+// one created later gets ElasticsearchInUse naming the other and does not start; ties go by
+// name. Across namespaces creation time decides nothing (the cluster's owner record does:
+// ownership_test.go).
 func TestOneMonoclePerCluster(t *testing.T) {
 	t0 := metav1.NewTime(time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC))
 	at := func(m *monoclev1alpha1.Monocle, ts metav1.Time, ns string) *monoclev1alpha1.Monocle {
@@ -284,17 +286,19 @@ func TestOneMonoclePerCluster(t *testing.T) {
 	// The same cluster, spelled two ways (resources.Identity).
 	first := at(withExternal("first", "http://ES.example.com:9200", "", ""), t0, "default")
 	later := at(withExternal("later", "http://es.example.com:9200/", "", ""), metav1.NewTime(t0.Add(time.Hour)), "default")
-	tieA := at(withExternal("b", "http://es.example.com:9200", "", ""), t0, "alpha")
-	tieB := at(withExternal("a", "http://es.example.com:9200", "", ""), t0, "beta")
+	tieA := at(withExternal("a", "http://es.example.com:9200", "", ""), t0, "default")
+	tieB := at(withExternal("b", "http://es.example.com:9200", "", ""), t0, "default")
+	elsewhere := at(withExternal("elsewhere", "http://es.example.com:9200", "", ""), metav1.NewTime(t0.Add(-time.Hour)), "alpha")
 	other := at(withExternal("other", "http://other.example.com:9200", "", ""), metav1.NewTime(t0.Add(time.Hour)), "default")
 	for _, tc := range []struct {
 		name     string
 		monocles []*monoclev1alpha1.Monocle
 		holder   string
 	}{
-		{"the later one waits", []*monoclev1alpha1.Monocle{later, first}, "default/first"},
+		{"the later one waits", []*monoclev1alpha1.Monocle{later, first}, "first"},
 		{"the first one runs", []*monoclev1alpha1.Monocle{first, later}, ""},
-		{"a tie goes to the first namespace", []*monoclev1alpha1.Monocle{tieB, tieA}, "alpha/b"},
+		{"a tie goes to the first name", []*monoclev1alpha1.Monocle{tieB, tieA}, "a"},
+		{"one created earlier in another namespace holds nothing", []*monoclev1alpha1.Monocle{later, elsewhere}, ""},
 		{"another cluster runs", []*monoclev1alpha1.Monocle{other, first, later}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -309,7 +313,7 @@ func TestOneMonoclePerCluster(t *testing.T) {
 				return
 			}
 			if c == nil || c.Status != metav1.ConditionFalse || c.Reason != reasons.ElasticsearchInUse ||
-				!strings.Contains(c.Message, "Monocle "+tc.holder+",") || !strings.Contains(c.Message, "http://es.example.com:9200") {
+				!strings.Contains(c.Message, "Monocle "+tc.holder+" of this namespace,") || !strings.Contains(c.Message, "http://es.example.com:9200") {
 				t.Errorf("ElasticsearchHealthy = %+v, want False ElasticsearchInUse naming %s and the cluster", c, tc.holder)
 			}
 			if st.targetReady {

@@ -84,6 +84,14 @@ type Client interface {
 	CrawlersProgress(ctx context.Context, index string) ([]CrawlerProgress, error)
 	// CrawlersErrors sums up the errors each crawler of a workspace index stored.
 	CrawlersErrors(ctx context.Context, index string) ([]CrawlerErrors, error)
+
+	// CreateOwner creates OwnerIndex recording o as the owner of the cluster's Monocle
+	// indices; IsAlreadyExists when the index exists.
+	CreateOwner(ctx context.Context, o Owner) error
+	// Owner reads the owner OwnerIndex records; ErrNotFound when there is no OwnerIndex.
+	Owner(ctx context.Context) (Owner, error)
+	// SetOwner records o as the owner in the existing OwnerIndex.
+	SetOwner(ctx context.Context, o Owner) error
 }
 
 // ErrNotFound matches, with errors.Is, an error from a call that Elasticsearch answered with

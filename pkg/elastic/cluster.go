@@ -23,8 +23,11 @@ const (
 
 // IsMonocleIndex reports whether name is one of Monocle's indices as the operator counts
 // them: a name that starts with "monocle", the indices the pattern "monocle*" matches
-// (ConfigIndex, and WorkspaceIndexPrefix followed by a workspace name).
-func IsMonocleIndex(name string) bool { return strings.HasPrefix(name, "monocle") }
+// (ConfigIndex, and WorkspaceIndexPrefix followed by a workspace name), except OwnerIndex,
+// the operator's record of the cluster's owner, which is never snapshotted nor restored.
+func IsMonocleIndex(name string) bool {
+	return strings.HasPrefix(name, "monocle") && name != OwnerIndex
+}
 
 // HealthStatus is a cluster or index health: green (all shards allocated), yellow (all
 // primaries allocated, some replicas not; a single node with replicas stays yellow), red

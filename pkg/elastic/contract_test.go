@@ -46,6 +46,9 @@ func createSnapshot2(ctx context.Context, c elastic.Client) (any, error) {
 	return elastic.IsSnapshotNameTaken(err), err
 }
 
+// docOwner is the owner the fixture mapping-get records.
+var docOwner = elastic.Owner{UID: "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", Namespace: "team-a", Name: "monocle"}
+
 // refusal is what elastic.RefusedOpenIndex returns.
 type refusal struct {
 	index string
@@ -270,6 +273,38 @@ var contractCases = map[string]contractCase{
 	"security-unauthorized": {
 		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Health(ctx) },
 		want: elastic.Health{}, err: "401 security_exception",
+	},
+	"index-create": {
+		args: map[string]string{"index": elastic.OwnerIndex},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			err := c.CreateOwner(ctx, docOwner)
+			return elastic.IsAlreadyExists(err), err
+		},
+		want: false,
+	},
+	// Another client created the index first: IsAlreadyExists.
+	"index-create-exists": {
+		args: map[string]string{"index": elastic.OwnerIndex},
+		call: func(ctx context.Context, c elastic.Client) (any, error) {
+			err := c.CreateOwner(ctx, docOwner)
+			return elastic.IsAlreadyExists(err), err
+		},
+		want: true, err: "400 resource_already_exists_exception",
+	},
+	"mapping-get": {
+		args: map[string]string{"index": elastic.OwnerIndex},
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Owner(ctx) },
+		want: docOwner,
+	},
+	// No record yet: ErrNotFound.
+	"mapping-get-missing": {
+		args: map[string]string{"index": elastic.OwnerIndex},
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return c.Owner(ctx) },
+		want: elastic.Owner{}, err: "404 index_not_found_exception",
+	},
+	"mapping-put": {
+		args: map[string]string{"index": elastic.OwnerIndex},
+		call: func(ctx context.Context, c elastic.Client) (any, error) { return nil, c.SetOwner(ctx, docOwner) },
 	},
 	"restore":                   {call: restoreSnapshot2, want: refusal{}},
 	"restore-open-index-exists": {call: restoreSnapshot2, want: refusal{"index_1", true}, err: "500 snapshot_restore_exception"},

@@ -2,8 +2,9 @@
 // Monocle (its bundled node, or a cluster it does not run, reached with basic-auth
 // credentials and over TLS trusting a CA of its own: Config, NewTransportWithCA): cluster
 // health, disk usage against the disk watermarks, the read-only blocks
-// Elasticsearch puts on indices when the disk fills, and the snapshot API (repositories,
-// snapshots, restores).
+// Elasticsearch puts on indices when the disk fills, the snapshot API (repositories,
+// snapshots, restores), and the record of which Monocle owns a cluster's Monocle indices
+// (OwnerIndex).
 //
 // The controller depends on the Client interface, never on the HTTP details: New builds
 // one on the official client (github.com/elastic/go-elasticsearch/v7, its esapi request

@@ -324,8 +324,10 @@ func TestElasticsearchRefReplicasAndExistingRepository(t *testing.T) {
 
 // TestExternalElasticsearch: a Monocle on a cluster by an http:// URL whose credentials
 // Secret lacks the password waits (SecretsReady False, no pod), then becomes Ready through
-// the proxy once the key is there, with no bundled node and no password in its pods. A second
-// Monocle on the same cluster (its URL spelled otherwise) is held, the first one untouched.
+// the proxy once the key is there, with no bundled node and no password in its pods, and the
+// cluster records it as the owner of its Monocle indices. A second Monocle on the same
+// cluster (its URL spelled otherwise), without credentials, cannot claim it and waits, the
+// first one untouched.
 func TestExternalElasticsearch(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	ns, ns2 := "external", "external-second"
@@ -356,16 +358,29 @@ func TestExternalElasticsearch(t *testing.T) {
 	expectProxy(t, ns, "m", nil)
 	expectNoPassword(t, ns)
 
-	// The same cluster, its host in capitals and its URL with a trailing slash.
+	if meta, ok := env.Elastic.Cluster("search.example.com").Meta(elastic.OwnerIndex); !ok || meta["namespace"] != ns {
+		t.Errorf("the cluster's owner record is %v (exists %v), want the first Monocle's", meta, ok)
+	}
+
+	// The same cluster, its host in capitals and its URL with a trailing slash, without
+	// credentials: the cluster refuses its claim, and it waits.
 	before := map[string]string{}
 	for _, d := range []string{"m-api", "m-crawler"} {
 		before[d] = jsonpath(t, ns, "deployment/"+d, "{.metadata.uid}")
 	}
 	applyMonocle(t, ns2, "m", "{external: {url: 'http://SEARCH.example.com:9200/'}}")
-	inUse := waitCondition(t, ns2, "m", monoclev1alpha1.ConditionElasticsearchHealthy, metav1.ConditionFalse, reasons.ElasticsearchInUse)
-	if !strings.Contains(inUse.Message, ns+"/m") {
-		t.Errorf("ElasticsearchHealthy message %q does not name the Monocle using the cluster", inUse.Message)
-	}
+	// While a Monocle starts, its status is written at most once a minute
+	// (startProgressInterval): the refusal comes with the next write.
+	testkit.Eventually(t, 200*time.Millisecond, 2*time.Minute, "the second Monocle's claim refused with 401", func() error {
+		c := apimeta.FindStatusCondition(getMonocle(t, ns2, "m").Status.Conditions, monoclev1alpha1.ConditionElasticsearchHealthy)
+		if c == nil || c.Status != metav1.ConditionUnknown || c.Reason != reasons.ElasticsearchUnclaimed || !strings.Contains(c.Message, "401") {
+			return fmt.Errorf("ElasticsearchHealthy is %+v", c)
+		}
+		if strings.Contains(c.Message, ns+"/") {
+			t.Errorf("ElasticsearchHealthy message %q names %s", c.Message, ns)
+		}
+		return nil
+	})
 	expectNoPods(t, ns2)
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionReady, metav1.ConditionTrue, reasons.AllComponentsReady)
 	for d, uid := range before {

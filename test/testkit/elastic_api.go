@@ -26,6 +26,8 @@ import (
 //	GET            /_cluster/settings
 //	GET            /<indices>/_settings/<name>
 //	PUT            /<indices>/_settings
+//	PUT            /<index>
+//	GET|PUT        /<index>/_mapping
 //
 // Errors have Elasticsearch's shape, {"error":{"root_cause":[..],"type":..,"reason":..},
 // "status":..}.
@@ -149,6 +151,27 @@ func (f *FakeElasticsearch) serveState(w http.ResponseWriter, r *http.Request) b
 			}
 			delete(s.indices, seg[0])
 			return http.StatusOK, map[string]any{"acknowledged": true}
+		}
+	case len(seg) == 1 && seg[0] != "" && !strings.HasPrefix(seg[0], "_") && r.Method == http.MethodPut:
+		allowed = []string{http.MethodPut}
+		body, err := readBody(r)
+		handle = func(s *esState) (int, any) {
+			if err != nil {
+				return errAnswer(badRequest(err))
+			}
+			return s.createIndex(seg[0], body)
+		}
+	case len(seg) == 2 && seg[1] == "_mapping" && !strings.HasPrefix(seg[0], "_"):
+		allowed = []string{http.MethodGet, http.MethodPut}
+		body, err := readBody(r)
+		handle = func(s *esState) (int, any) {
+			switch {
+			case r.Method == http.MethodGet:
+				return s.getMapping(seg[0])
+			case err != nil:
+				return errAnswer(badRequest(err))
+			}
+			return s.putMapping(seg[0], body)
 		}
 	case len(seg) == 2 && seg[1] == "_search" && !strings.HasPrefix(seg[0], "_"):
 		allowed = []string{http.MethodGet, http.MethodPost}

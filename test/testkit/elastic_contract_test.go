@@ -68,6 +68,11 @@ type fakeContractCase struct {
 	options []FakeElasticOption
 }
 
+// createOwner records an owner in a new owner index.
+func createOwner(ctx context.Context, c elastic.Client) error {
+	return c.CreateOwner(ctx, elastic.Owner{UID: "u", Namespace: "ns", Name: "m"})
+}
+
 // registered registers the docs' repository, my_repository.
 func registered(t *testing.T) func(*FakeElasticsearch, elastic.Client) {
 	return func(_ *FakeElasticsearch, c elastic.Client) {
@@ -294,6 +299,27 @@ func fakeContractCases(t *testing.T) map[string]fakeContractCase {
 		"security-unauthorized": {
 			options: []FakeElasticOption{WithBasicAuth("elastic", "changeme")},
 			call:    func(ctx context.Context, c elastic.Client) error { _, err := c.Health(ctx); return err },
+		},
+		"index-create": {call: createOwner},
+		"index-create-exists": {
+			setup: withIndices([]string{elastic.OwnerIndex}), call: createOwner,
+		},
+		"mapping-get": {
+			setup: func(f *FakeElasticsearch, c elastic.Client) {
+				if err := c.CreateOwner(t.Context(), elastic.Owner{UID: "3f1c2d4e-5a6b-4c7d-8e9f-0a1b2c3d4e5f", Namespace: "team-a", Name: "monocle"}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			call: func(ctx context.Context, c elastic.Client) error { _, err := c.Owner(ctx); return err },
+		},
+		"mapping-get-missing": {
+			call: func(ctx context.Context, c elastic.Client) error { _, err := c.Owner(ctx); return err },
+		},
+		"mapping-put": {
+			setup: withIndices([]string{elastic.OwnerIndex}),
+			call: func(ctx context.Context, c elastic.Client) error {
+				return c.SetOwner(ctx, elastic.Owner{UID: "u", Namespace: "ns", Name: "m"})
+			},
 		},
 		"restore":                   {setup: withSnapshots(t, index1), call: restore},
 		"restore-open-index-exists": {setup: inTurn(withSnapshots(t, index1), withIndices([]string{"index_1"})), call: restore},

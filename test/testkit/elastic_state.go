@@ -88,7 +88,8 @@ const (
 // esKey names one Elasticsearch: a bundled one by the namespace and name of its Monocle, from
 // the Host "<name>-elastic.<namespace>.svc[:port]"; any other (an ECK Service
 // "<name>-es-http.<namespace>.svc", an external URL's host) by host, the Host's name in lower
-// case without its port.
+// case without its port and without the trailing dot of a fully qualified name (DNS resolves
+// the name the same with and without it).
 type esKey struct{ namespace, monocle, host string }
 
 // keyOf returns the key of the Elasticsearch a request with Host host is for.
@@ -96,7 +97,7 @@ func keyOf(host string) esKey {
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
-	host = strings.ToLower(host)
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	parts := strings.Split(host, ".")
 	if len(parts) == 3 && parts[2] == "svc" && strings.HasSuffix(parts[0], "-elastic") {
 		if name := strings.TrimSuffix(parts[0], "-elastic"); name != "" && parts[1] != "" {
@@ -146,6 +147,9 @@ type fakeIndex struct {
 	recovering bool
 	// readOnly is set while the index has the flood-stage block, index.blocks.read_only_allow_delete.
 	readOnly bool
+	// meta is the _meta of the index's mapping (PUT <index>, PUT <index>/_mapping); nil
+	// without one.
+	meta map[string]any
 }
 
 type fakeRepo struct {

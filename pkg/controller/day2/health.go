@@ -137,12 +137,13 @@ func APIHealthRead(m *monoclev1alpha1.Monocle) bool {
 
 // EarlierHealth returns the ElasticsearchHealthy and DiskPressure conditions of m's status
 // when a read made them (not while Elasticsearch had no ready pod, nor while the sync found
-// the cluster of elasticsearchRef or external missing or in use), else nil.
+// the cluster of elasticsearchRef or external missing, in use or not yet claimed), else nil.
 func EarlierHealth(m *monoclev1alpha1.Monocle) []metav1.Condition {
 	var out []metav1.Condition
 	for _, typ := range []string{monoclev1alpha1.ConditionElasticsearchHealthy, monoclev1alpha1.ConditionDiskPressure} {
 		c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
-		if c == nil || c.Reason == reasons.ElasticsearchNotReady || c.Reason == reasons.ElasticsearchNotFound || c.Reason == reasons.ElasticsearchInUse {
+		if c == nil || c.Reason == reasons.ElasticsearchNotReady || c.Reason == reasons.ElasticsearchNotFound || c.Reason == reasons.ElasticsearchInUse ||
+			c.Reason == reasons.ElasticsearchUnclaimed {
 			return nil
 		}
 		out = append(out, *c)

@@ -177,3 +177,46 @@ type RestoreOutcome struct {
 	// step could not end this time (it is tried again).
 	Failed, Err string
 }
+
+// ClaimRequest is what a sync asks of the claim of a Monocle's cluster of elasticsearchRef or
+// external: recording the Monocle, with its own credentials, as the owner of the cluster's
+// Monocle indices in elastic.OwnerIndex, before the API and crawler start and before any
+// other request of the operator's to that cluster. Monocle's index names are fixed, so one
+// cluster serves one Monocle.
+type ClaimRequest struct {
+	// Target is the cluster, with the Monocle's credentials and CA. A claim starts at once
+	// when its kind or URL changes, and the last claim's result then no longer counts; a
+	// change of the credentials or CA alone keeps it. It holds a password: never log it.
+	Target resources.ElasticsearchTarget
+	// Adopt lets the claim take a cluster that holds Monocle indices (elastic.IsMonocleIndex)
+	// but no owner record, as a cluster used under an operator that kept none; without it such
+	// a cluster is left unclaimed (Claim.Unrecorded). A cluster without Monocle indices is
+	// claimed either way.
+	Adopt bool
+	// OwnerGone reports whether a recorded owner no longer exists, which the claim then
+	// replaces; nil means none is. It runs in the claim's goroutine: it must be safe for
+	// concurrent use (an informer's lister is).
+	OwnerGone func(elastic.Owner) bool
+}
+
+// Claim is what the claims of a Monocle's cluster found, as Worker.Claim returns it. Every
+// claim reads the record again, after the interval, so that a Monocle whose record was
+// replaced learns it.
+type Claim struct {
+	// Pending is true while the first claim of the target is under way.
+	Pending bool
+	// Done is when the last claim ended; zero before the first.
+	Done time.Time
+	// Owned is true when the last claim that did not fail found the Monocle the owner: it
+	// recorded it, or read its UID in the record.
+	Owned bool
+	// Owner is the owner the last claim that did not fail read in the record, when another
+	// Monocle's.
+	Owner elastic.Owner
+	// Unrecorded is set when the last claim that did not fail found Monocle indices and no
+	// record, and had no Adopt.
+	Unrecorded bool
+	// Err says why the last claim failed ("" when it did not); the fields above are then
+	// those of the claim before.
+	Err string
+}

@@ -12,7 +12,9 @@ import (
 )
 
 // runRestore carries out restore step p against client. A restore restores Monocle's indices
-// only (elastic.IsMonocleIndex), by their names, whatever else the snapshot holds: a snapshot
+// only (elastic.IsMonocleIndex), by their names, whatever else the snapshot holds (never the
+// owner record, elastic.OwnerIndex, of the cluster the snapshot was taken in, which would
+// give this cluster's Monocle indices to that cluster's owner): a snapshot
 // of another cluster can hold data streams and hidden indices (.ds-ilm-history-*, .kibana*)
 // that are none of the Monocle's business, and any of them open in this cluster would make
 // Elasticsearch refuse the whole restore.

@@ -87,7 +87,8 @@ func useRepository(ctx context.Context, client elastic.Client, name string, repo
 	return client.EnsureRepository(ctx, name, repo)
 }
 
-// takeSnapshot starts snapshot name of the Monocle indices (monocle*) in repository repo; one
+// takeSnapshot starts snapshot name of the Monocle indices (monocle*, elastic.IsMonocleIndex:
+// not the owner record, which belongs to the cluster, not to its data) in repository repo; one
 // that already exists, or is still being taken, counts as taken: the name is this Monocle's
 // own.
 func takeSnapshot(ctx context.Context, client elastic.Client, repo, name string) error {
@@ -95,12 +96,14 @@ func takeSnapshot(ctx context.Context, client elastic.Client, repo, name string)
 	if err != nil {
 		return err
 	}
-	if len(indices) == 0 {
-		return errors.New("Elasticsearch has no Monocle index yet (monocle*): the API creates them when it starts")
-	}
 	names := make([]string, 0, len(indices))
 	for _, ix := range indices {
-		names = append(names, ix.Name)
+		if elastic.IsMonocleIndex(ix.Name) {
+			names = append(names, ix.Name)
+		}
+	}
+	if len(names) == 0 {
+		return errors.New("Elasticsearch has no Monocle index yet (monocle*): the API creates them when it starts")
 	}
 	err = client.CreateSnapshot(ctx, repo, name, names)
 	if elastic.IsSnapshotNameTaken(err) {

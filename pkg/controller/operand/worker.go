@@ -3,7 +3,9 @@
 // progress and errors, workspace indices) and asks the Monocle API for its /health, and it
 // carries out the Elasticsearch work a sync plans (clearing a flood-stage block, deleting
 // the index of a removed workspace, keeping the replicas of Monocle's indices, taking,
-// listing and expiring snapshots, restoring one).
+// listing and expiring snapshots, restoring one). Before any of that, for a cluster of
+// elasticsearchRef or external, it claims the cluster's Monocle indices for the Monocle
+// (claims.go).
 //
 // No read runs in a sync: a sync hands a Monocle's Inputs to Worker.Observe, which starts a
 // read in the background when Elasticsearch has a ready pod and the last read is older than
@@ -70,6 +72,10 @@ type Worker interface {
 	Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inputs) (last Result, reading bool)
 	// LastBackup returns what the last read with backup or restore work did for m, or nil.
 	LastBackup(m *monoclev1alpha1.Monocle) *BackupOutcome
+	// Claim returns the last Claim of m's cluster of elasticsearchRef or external, and
+	// starts a claim when one is due (see claims.go). reading is false when the worker does
+	// not read at all (Off): the Claim is then empty and says nothing.
+	Claim(ctx context.Context, m *monoclev1alpha1.Monocle, req ClaimRequest) (last Claim, reading bool)
 	// Forget drops the results and the metrics of a Monocle that is gone.
 	Forget(key cache.ObjectName)
 }
@@ -85,7 +91,10 @@ func (off) Observe(context.Context, *monoclev1alpha1.Monocle, Inputs) (Result, b
 	return Result{}, false
 }
 func (off) LastBackup(*monoclev1alpha1.Monocle) *BackupOutcome { return nil }
-func (off) Forget(cache.ObjectName)                            {}
+func (off) Claim(context.Context, *monoclev1alpha1.Monocle, ClaimRequest) (Claim, bool) {
+	return Claim{}, false
+}
+func (off) Forget(cache.ObjectName) {}
 
 // New returns the Worker of o, which enqueues Monocles with enqueue (at once, or after a
 // delay); ctx ends the reads under way. With o.Interval 0 it is Off().
@@ -120,6 +129,7 @@ func New(ctx context.Context, o Options, enqueue func(key cache.ObjectName, afte
 		base:      base,
 		enqueue:   enqueue,
 		last:      map[cache.ObjectName]*state{},
+		claims:    map[cache.ObjectName]*claimState{},
 	}
 }
 
@@ -140,6 +150,8 @@ type worker struct {
 
 	mu   sync.Mutex
 	last map[cache.ObjectName]*state
+	// claims are the claims of the Monocles' clusters (claims.go).
+	claims map[cache.ObjectName]*claimState
 }
 
 // state is the last read of one Monocle's operands.
@@ -191,12 +203,18 @@ func operatorTarget(m *monoclev1alpha1.Monocle, t resources.ElasticsearchTarget)
 // connect returns the client of r for target t, the one of r's last read when t is the same,
 // a new one otherwise. w.mu must be held.
 func (w *worker) connect(r *state, t resources.ElasticsearchTarget) (elastic.Client, error) {
-	if r.conn != nil && sameTarget(r.conn.target, t) {
-		return r.conn.client, r.conn.err
+	return w.connectTo(&r.conn, t)
+}
+
+// connectTo returns the client of *cp for target t when t is the same, a new one, kept in
+// *cp, otherwise. w.mu must be held.
+func (w *worker) connectTo(cp **conn, t resources.ElasticsearchTarget) (elastic.Client, error) {
+	if *cp != nil && sameTarget((*cp).target, t) {
+		return (*cp).client, (*cp).err
 	}
-	r.conn.close()
+	(*cp).close()
 	c := &conn{target: t}
-	r.conn = c
+	*cp = c
 	transport := w.transport
 	if len(t.CA) > 0 && w.base != nil {
 		if c.own, c.err = elastic.TrustCA(w.base, t.CA); c.err != nil {
@@ -270,6 +288,10 @@ func (w *worker) Forget(key cache.ObjectName) {
 		r.conn.close()
 	}
 	delete(w.last, key)
+	if c := w.claims[key]; c != nil {
+		c.conn.close()
+	}
+	delete(w.claims, key)
 	w.mu.Unlock()
 	forgetElasticsearch(key)
 }

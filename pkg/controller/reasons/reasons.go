@@ -217,10 +217,16 @@ const (
 	// the cluster does not serve ECK's API; the API and crawler wait (ElasticsearchHealthy,
 	// False). Blocking: also Degraded and a Warning event.
 	ElasticsearchNotFound = "ElasticsearchNotFound"
-	// ElasticsearchInUse: a Monocle created earlier uses the same Elasticsearch cluster
-	// (Monocle's index names are fixed); this one's API and crawler do not start
-	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	// ElasticsearchInUse: the cluster's Monocle indices belong to another Monocle: its owner
+	// record (index monocle-operator.owner of the cluster) names another, or a Monocle of the
+	// same namespace created earlier uses the same cluster (Monocle's index names are fixed);
+	// this one's API and crawler do not start (ElasticsearchHealthy, False). Blocking: also
+	// Degraded and a Warning event.
 	ElasticsearchInUse = "ElasticsearchInUse"
+	// ElasticsearchUnclaimed: the operator has not yet recorded the Monocle as the owner of
+	// its cluster's Monocle indices: the claim is under way, or failed (the message gives the
+	// error); the API and crawler wait (ElasticsearchHealthy, Unknown).
+	ElasticsearchUnclaimed = "ElasticsearchUnclaimed"
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"
