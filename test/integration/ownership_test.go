@@ -2,7 +2,6 @@ package integration
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -95,22 +94,13 @@ func TestTenantsRaceForOneCluster(t *testing.T) {
 }
 
 // tenantOf returns a kubectl acting as a user who holds only edit in namespace ns
-// (testkit.Tenant), once edit grants Monocles there: deploy/02-rbac-aggregated.yaml, applied
-// here as an administrator installs it, aggregates them into edit, which Kubernetes'
-// ClusterRole aggregation controller does shortly after.
+// (testkit.Tenant); the suite's set-up installed deploy/'s roles, which extend edit to
+// Monocles.
 func tenantOf(t *testing.T, ns string) testkit.Kubectl {
 	t.Helper()
-	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
 	tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, 200*time.Millisecond, 60*time.Second, "edit grants Monocles in "+ns, func() error {
-		out, err := tenant.Run(t.Context(), "auth", "can-i", "create", "monocles.monocle.monocle.change-metrics.io", "-n", ns)
-		if err != nil || strings.TrimSpace(out) != "yes" {
-			return fmt.Errorf("can-i create monocles: %q, %v", out, err)
-		}
-		return nil
-	})
 	return tenant
 }
