@@ -199,6 +199,9 @@ spec:
 // creating nothing. The sources are paused: the operator leaves them alone.
 func restoreRepositories(t *testing.T, ns string) {
 	ctx := context.Background()
+	// The rights on Monocles that "edit" aggregates, as installing the operator grants them
+	// (applying them again is harmless).
+	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
 	tenant, err := testkit.Tenant(ctx, env.Kubectl, ns)
 	if err != nil {
 		t.Fatal(err)
@@ -228,12 +231,16 @@ spec:
   backup:
     repository: {existing: cluster-backups}
 `
-	if out, err := tenant.RunStdin(ctx, sources, "apply", "-n", ns, "-f", "-"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
+	// kube-controller-manager aggregates the rules into "edit" shortly after they exist.
+	testkit.Eventually(t, 250*time.Millisecond, 30*time.Second, "the tenant creating Monocles", func() error {
+		if out, err := tenant.RunStdin(ctx, sources, "apply", "-n", ns, "-f", "-"); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
 	defer env.Kubectl.Must(t, "delete", "-n", ns, "monocle/on-s3", "monocle/on-eck", "--wait=false")
 
-	mustPlugin(t, ns, regexp.MustCompile(`copy-s3 backs up into s3 bucket backups, basePath `+ns+`/copy-s3, a repository of its own: on-s3's is only read\n`+
+	mustPlugin(t, ns, regexp.MustCompile(`copy-s3 backs up into s3 bucket backups, basePath `+ns+`/copy-s3, a repository of its own: on-s3's is only read \(one cluster writes a repository\)\n`+
 		`not copied from on-s3: spec\.backup\.repository\.s3\.basePath\n`),
 		"restore", "s1", "--from", "on-s3", "--into", "copy-s3", asTenant)
 	c := getMonocle(t, ns, "copy-s3")
