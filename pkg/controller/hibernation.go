@@ -8,6 +8,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -17,11 +18,16 @@ import (
 // and Jobs as the cache has them, it decides which components the later phases build with
 // zero replicas (st.hibernation.Stopped, handed to the builders through resources.Inputs),
 // and whether the operand reads, backups, Jobs and auto-pilot are held
-// (st.hibernation.Stopping) and an upgrade or a restore waits (st.hibernation.Active). It
-// sets status.hibernation and the Hibernated condition.
+// (st.hibernation.Stopping) and an upgrade or a restore waits (st.hibernation.Active). The
+// bundled Elasticsearch waits for the Jobs and for the snapshots status.backup.running names,
+// these only while the operator reads Elasticsearch (the only way to see them end). It sets
+// status.hibernation and the Hibernated condition.
 func (c *Controller) planHibernation(st *syncState) {
 	m := st.m
 	o := day2.HibernationObserved{JobsRunning: c.jobsRunning(m)}
+	if b := m.Status.Backup; b != nil && c.readsOperands() {
+		o.SnapshotsRunning = b.Running
+	}
 	o.API, o.Crawler = c.observeDeployments(m)
 	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
 		o.Elastic = s
@@ -37,6 +43,12 @@ func (c *Controller) planHibernation(st *syncState) {
 	if was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type); cond.Reason == reasons.HibernationDeferred && (was == nil || was.Reason != cond.Reason) {
 		st.event(corev1.EventTypeNormal, reasons.HibernationDeferred, cond.Message)
 	}
+}
+
+// readsOperands reports whether the operator reads the operands (ReadOperands with an
+// interval): operand.Off is the worker of one that does not.
+func (c *Controller) readsOperands() bool {
+	return c.operand != operand.Off()
 }
 
 // jobsRunning reports whether a Job of m (update-idents, maintenance) has not finished, in

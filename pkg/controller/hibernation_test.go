@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // applyWrites returns objects with the workloads the writes update replaced by what they
@@ -271,5 +273,103 @@ func TestHibernationReadsNothing(t *testing.T) {
 	status := writes(g.client.Actions())[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
 	if c := condition(t, status, monoclev1alpha1.ConditionElasticsearchHealthy); c.Reason != reasons.Yellow {
 		t.Errorf("ElasticsearchHealthy = %+v, want the earlier read's Yellow", c)
+	}
+}
+
+// readingSync syncs m, its workloads being objects, with a controller that reads
+// Elasticsearch from es. With followRead, the sync is to start a read, whose end puts m's key
+// in the queue, and a second sync follows with what the read found. It returns the writes of
+// the syncs to the kube client, and m as the last sync wrote its status (as it was when none
+// did).
+func readingSync(ctx context.Context, t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, es *testkit.FakeElasticsearch, followRead bool) ([]core.Action, *monoclev1alpha1.Monocle) {
+	t.Helper()
+	f := newFixture(t)
+	f.monocles, f.kubeobjects = []*monoclev1alpha1.Monocle{m}, objects
+	tr := es.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	c := f.newController()
+	c.ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, Transport: tr})
+	key := cache.MetaObjectToName(m)
+	if err := c.syncHandler(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	statusWrites := 0
+	if followRead {
+		// A sync that starts no read would leave the queue empty for good.
+		timer := time.AfterFunc(10*time.Second, c.queue.ShutDown)
+		item, shutdown := c.queue.Get()
+		timer.Stop()
+		if shutdown || item != key {
+			t.Fatalf("queue gave %v (shut down after 10s: %v), want %v once a read of Elasticsearch ended; the sync wrote %v",
+				item, shutdown, key, describe(writes(f.kubeclient.Actions())))
+		}
+		c.queue.Done(item)
+		statusWrites = len(writes(f.client.Actions()))
+		if err := c.syncHandler(ctx, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	status := m
+	if w := writes(f.client.Actions()); len(w) > statusWrites {
+		status = w[len(w)-1].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	}
+	return writes(f.kubeclient.Actions()), status
+}
+
+// TestElasticsearchWaitsForRunningSnapshot: a snapshot running once the API has no pod keeps
+// Elasticsearch up, the hibernation's message naming it; meanwhile the operand lists the
+// repository, taking no snapshot (not even one the annotation asks for), and Elasticsearch
+// stops once a read found the snapshot ended.
+func TestElasticsearchWaitsForRunningSnapshot(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	const running = "scheduled-20261224-0300"
+	m := newMonocle("demo")
+	m.Spec.Backup = &monoclev1alpha1.BackupSpec{}
+	m, objects := converged(t, m)
+	m.Spec.Hibernate = true
+	// The crawler, then the API, scaled to zero: neither has a pod left.
+	for range 2 {
+		_, writes, status := resync(t, m, objects)
+		objects, m = applyWrites(objects, writes), status.DeepCopy()
+	}
+	es := testkit.StartFakeElasticsearch()
+	t.Cleanup(es.Close)
+	es.SetIndices(m.Namespace, m.Name, "monocle.config", "monocle.changes.1.demo")
+	es.PutSnapshot(m.Namespace, m.Name, resources.BackupRepositoryName, testkit.FakeSnapshot{Name: running,
+		State: testkit.SnapshotInProgress, Indices: []string{"monocle.changes.1.demo", "monocle.config"}})
+	// The last read before the hibernation found the snapshot running; an on-demand snapshot
+	// asked for since then is not taken while the Monocle hibernates.
+	m.Status.Backup.Running = running
+	m.Annotations = map[string]string{monoclev1alpha1.BackupAnnotation: "now"}
+
+	kube, status := readingSync(ctx, t, m, objects, es, true)
+	if got := replicasWritten(kube); len(got) != 0 {
+		t.Errorf("with snapshot %s running: scaled %v, want nothing", running, got)
+	}
+	if h := status.Status.Hibernation; h == nil || h.Phase != monoclev1alpha1.HibernationHibernating ||
+		!strings.Contains(h.Message, "Waiting for snapshot "+running+" to finish before stopping Elasticsearch") {
+		t.Errorf("status.hibernation %+v, want Hibernating, waiting for snapshot %s", h, running)
+	}
+	if c := condition(t, status, monoclev1alpha1.ConditionHibernated); !strings.Contains(c.Message, "snapshot "+running) {
+		t.Errorf("Hibernated = %+v, want it to name snapshot %s", c, running)
+	}
+	if b := status.Status.Backup; b == nil || b.Running != running {
+		t.Errorf("status.backup %+v, want %s running", b, running)
+	}
+
+	es.FinishSnapshots(m.Namespace, m.Name)
+	_, status = readingSync(ctx, t, status, objects, es, true)
+	if b := status.Status.Backup; b == nil || b.Running != "" || b.LastSuccessful == nil || b.LastSuccessful.Name != running {
+		t.Errorf("status.backup %+v, want %s ended, successful, nothing running", b, running)
+	}
+	kube, status = readingSync(ctx, t, status, objects, es, false)
+	if got := strings.Join(replicasWritten(kube), ","); got != "elastic=0" {
+		t.Errorf("with the snapshot ended: scaled %v, want elastic=0", got)
+	}
+	if snaps := es.Snapshots(m.Namespace, m.Name, resources.BackupRepositoryName); len(snaps) != 1 || snaps[0].Name != running {
+		t.Errorf("the repository holds %+v, want only %s: no snapshot taken while hibernating", snaps, running)
+	}
+	if status.Status.Backup.LastRequest != "" {
+		t.Errorf("status.backup.lastRequest = %q, want the annotation not served while hibernating", status.Status.Backup.LastRequest)
 	}
 }

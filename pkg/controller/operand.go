@@ -32,7 +32,10 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
 // when indexReplicas asks for more replicas than the data nodes hold. While hibernation
-// stops the Monocle it hands nothing to the worker and sets only the health conditions.
+// stops the Monocle it hands nothing to the worker and sets only the health conditions, but
+// for the snapshots the hibernation waits for (st.hibernation.AwaitedSnapshots): the worker
+// then lists the backup repository, taking no snapshot, until status.backup.running says
+// they ended.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
@@ -53,6 +56,9 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 			st.setCondition(cond)
 		}
 		st.setCondition(day2.APICondition(m, operand.Result{}, apiReady))
+		if st.hibernation.AwaitedSnapshots != "" {
+			c.followSnapshots(ctx, st, elasticReady, target)
+		}
 		return
 	}
 	plan := day2.PlanBackup(m, now)
@@ -126,6 +132,25 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		}
 	}
 	backup := day2.BackupStatus(m, lastBackup, now)
+	st.status.Backup = backup.Status
+	if backup.Condition.Type != "" {
+		st.setCondition(backup.Condition)
+	}
+}
+
+// followSnapshots hands the worker a plan that lists st's backup repository (and expires
+// its old scheduled snapshots, as every listing does) but takes no snapshot and does no
+// other work, and sets status.backup and BackupReady from what the last read found: the
+// hibernation stops Elasticsearch once status.backup.running is empty.
+func (c *Controller) followSnapshots(ctx context.Context, st *syncState, elasticReady bool, target resources.ElasticsearchTarget) {
+	m := st.m
+	plan := day2.PlanBackup(m, st.now)
+	plan.Take, plan.KeepBlocks = "", true
+	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, Plan: plan, Target: target})
+	if !reading {
+		return
+	}
+	backup := day2.BackupStatus(m, last.Backup, st.now)
 	st.status.Backup = backup.Status
 	if backup.Condition.Type != "" {
 		st.setCondition(backup.Condition)

@@ -115,7 +115,7 @@ func verbs(run func(func(context.Context, *Plugin, []string) error) func(*cobra.
 	recrawl.Flags().StringVar(&since, "since", "", "set the crawlers' commit date to this update_since date instead of wiping their data")
 	restore := &cobra.Command{
 		Use:   "restore <snapshot> --from <name> --into <new-name>",
-		Short: "Create a Monocle <new-name> with the spec of <name> that restores <snapshot> of its backup repository (spec.restore)",
+		Short: "Create a Monocle <new-name> with the spec of <name> that restores <snapshot> of its backup repository (spec.restore) and backs up into one of its own",
 		Args:  cobra.ExactArgs(1),
 		RunE: run(func(ctx context.Context, p *Plugin, a []string) error {
 			return p.Restore(ctx, a[0], from, into)

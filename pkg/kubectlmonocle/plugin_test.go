@@ -322,7 +322,33 @@ func TestRestore(t *testing.T) {
 	out := f.out.String()
 	for _, want := range []string{
 		"monocle.monocle.monocle.change-metrics.io/copy created with spec.restore {snapshot: scheduled-20261125-0000, repository: volume claimName demo-backup} and the spec of monocle.monocle.monocle.change-metrics.io/demo\n",
+		"copy backs up into volume claimName copy-backup, a repository of its own: demo's is only read (one cluster writes a repository)\n",
 		"not copied from demo: spec.maintenance, spec.hibernate, spec.ingress\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("printed %q, want %q", out, want)
+		}
+	}
+
+	// An S3 repository of an explicit basePath: read there, the copy writes under its own.
+	source.Spec.Backup.Repository = monoclev1alpha1.BackupRepository{S3: &monoclev1alpha1.S3Repository{Bucket: "backups",
+		BasePath: "team-a/monocle", SecretRef: monoclev1alpha1.SecretReference{Name: "s3-keys"}}}
+	f, err = run(t, []runtime.Object{source}, "restore", "scheduled-20261125-0000", "--from", "demo", "--into", "copy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = f.monocle(t, "copy")
+	if r := got.Spec.Restore.Repository; r == nil || r.S3 == nil || r.S3.Bucket != "backups" || r.S3.BasePath != "team-a/monocle" || r.S3.SecretRef.Name != "s3-keys" {
+		t.Errorf("spec.restore.repository = %s, want the source's bucket and basePath", toJSON(t, r))
+	}
+	if b := got.Spec.Backup.Repository.S3; b == nil || b.Bucket != "backups" || b.BasePath != "" || resources.S3BasePath(got, b) != "ns/copy" {
+		t.Errorf("spec.backup.repository = %s, want the bucket under the default basePath ns/copy", toJSON(t, got.Spec.Backup.Repository))
+	}
+	out = f.out.String()
+	for _, want := range []string{
+		"monocle.monocle.monocle.change-metrics.io/copy created with spec.restore {snapshot: scheduled-20261125-0000, repository: s3 bucket backups, basePath team-a/monocle}",
+		"copy backs up into s3 bucket backups, basePath ns/copy, a repository of its own: demo's is only read (one cluster writes a repository)\n",
+		"not copied from demo: spec.maintenance, spec.hibernate, spec.ingress, spec.backup.repository.s3.basePath\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("printed %q, want %q", out, want)
@@ -341,47 +367,148 @@ func TestRestore(t *testing.T) {
 	}
 }
 
+// TestRestoreSpecRepositories: the new Monocle restores from the source's repository, read
+// where the source writes it, and backs up into one of its own: its own claim, or its own
+// basePath in the same bucket, even when the source's basePath was given explicitly.
 func TestRestoreSpecRepositories(t *testing.T) {
-	s3 := &monoclev1alpha1.S3Repository{Bucket: "b", SecretRef: monoclev1alpha1.SecretReference{Name: "k"}}
+	s3 := func(basePath string) *monoclev1alpha1.S3Repository {
+		return &monoclev1alpha1.S3Repository{Bucket: "b", BasePath: basePath, Endpoint: "minio.storage.svc:9000", SecretRef: monoclev1alpha1.SecretReference{Name: "k"}}
+	}
 	tests := map[string]struct {
 		repo      monoclev1alpha1.BackupRepository
 		want      *monoclev1alpha1.BackupRepository
 		described string
 		backup    monoclev1alpha1.BackupRepository // the new Monocle's own spec.backup.repository
+		own       string
+		dropped   []string
 	}{
-		"an S3 bucket keeps the source's basePath": {
-			repo:      monoclev1alpha1.BackupRepository{S3: s3},
-			want:      &monoclev1alpha1.BackupRepository{S3: &monoclev1alpha1.S3Repository{Bucket: "b", BasePath: "ns/demo", SecretRef: s3.SecretRef}},
+		"an S3 bucket by its default basePath": {
+			repo:      monoclev1alpha1.BackupRepository{S3: s3("")},
+			want:      &monoclev1alpha1.BackupRepository{S3: s3("ns/demo")},
 			described: "s3 bucket b, basePath ns/demo",
-			backup:    monoclev1alpha1.BackupRepository{S3: s3},
+			backup:    monoclev1alpha1.BackupRepository{S3: s3("")},
+			own:       "s3 bucket b, basePath ns/copy",
 		},
-		"an existing repository is the new Monocle's own": {
-			repo: monoclev1alpha1.BackupRepository{Existing: "shared"}, described: "existing shared",
-			backup: monoclev1alpha1.BackupRepository{Existing: "shared"},
+		"an S3 bucket by an explicit basePath: the new Monocle gets its own": {
+			repo:      monoclev1alpha1.BackupRepository{S3: s3("backups/team-a")},
+			want:      &monoclev1alpha1.BackupRepository{S3: s3("backups/team-a")},
+			described: "s3 bucket b, basePath backups/team-a",
+			backup:    monoclev1alpha1.BackupRepository{S3: s3("")},
+			own:       "s3 bucket b, basePath ns/copy",
+			dropped:   []string{"spec.backup.repository.s3.basePath"},
+		},
+		"an S3 basePath that only starts like the new one's": {
+			repo:      monoclev1alpha1.BackupRepository{S3: s3("ns/copy-old")},
+			want:      &monoclev1alpha1.BackupRepository{S3: s3("ns/copy-old")},
+			described: "s3 bucket b, basePath ns/copy-old",
+			backup:    monoclev1alpha1.BackupRepository{S3: s3("")},
+			own:       "s3 bucket b, basePath ns/copy",
+			dropped:   []string{"spec.backup.repository.s3.basePath"},
+		},
+		"the default claim": {
+			repo:      monoclev1alpha1.BackupRepository{},
+			want:      &monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: "demo-backup"}},
+			described: "volume claimName demo-backup",
+			backup:    monoclev1alpha1.BackupRepository{},
+			own:       "volume claimName copy-backup",
 		},
 		"a claim of the user's": {
 			repo:      monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: "mine"}},
 			want:      &monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: "mine"}},
 			described: "volume claimName mine",
 			backup:    monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{}},
+			own:       "volume claimName copy-backup",
+			dropped:   []string{"spec.backup.repository.volume.claimName"},
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			src := monocle(func(m *monoclev1alpha1.Monocle) { m.Spec.Backup = &monoclev1alpha1.BackupSpec{Repository: tc.repo} })
-			spec, described, _, err := restoreSpec(src, "s")
+			before := toJSON(t, src)
+			plan, err := restoreSpec(src, "s", "copy")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if described != tc.described {
-				t.Errorf("described %q, want %q", described, tc.described)
+			if plan.source != tc.described || plan.own != tc.own {
+				t.Errorf("restores from %q into %q, want from %q into %q", plan.source, plan.own, tc.described, tc.own)
 			}
-			if !equalJSON(t, spec.Restore.Repository, tc.want) || !equalJSON(t, spec.Backup.Repository, tc.backup) {
-				t.Errorf("restore.repository %s, backup.repository %s", toJSON(t, spec.Restore.Repository), toJSON(t, spec.Backup.Repository))
+			if !equalJSON(t, plan.spec.Restore.Repository, tc.want) || !equalJSON(t, plan.spec.Backup.Repository, tc.backup) {
+				t.Errorf("restore.repository %s, backup.repository %s", toJSON(t, plan.spec.Restore.Repository), toJSON(t, plan.spec.Backup.Repository))
 			}
-			if src.Spec.Backup.Repository.Volume != nil && src.Spec.Backup.Repository.Volume.ClaimName != "mine" {
+			if !slices.Equal(plan.dropped, tc.dropped) {
+				t.Errorf("not copied %v, want %v", plan.dropped, tc.dropped)
+			}
+			if toJSON(t, src) != before {
 				t.Error("the source's spec was changed")
 			}
+		})
+	}
+}
+
+// TestRestoreRefusals: a copy that would share the source's cluster or write into its
+// repository is refused, saying why and what to do instead.
+func TestRestoreRefusals(t *testing.T) {
+	s3 := func(basePath string) monoclev1alpha1.BackupRepository {
+		return monoclev1alpha1.BackupRepository{S3: &monoclev1alpha1.S3Repository{Bucket: "b", BasePath: basePath, SecretRef: monoclev1alpha1.SecretReference{Name: "k"}}}
+	}
+	tests := map[string]struct {
+		edit func(*monoclev1alpha1.Monocle)
+		want string
+	}{
+		"an ECK Elasticsearch": {
+			edit: func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Elasticsearch.ElasticsearchRef = &monoclev1alpha1.ElasticsearchReference{Name: "es", Namespace: "search"}
+				m.Spec.Backup.Repository = monoclev1alpha1.BackupRepository{Existing: "cluster-backups"}
+			},
+			want: "it uses the ECK Elasticsearch search/es (spec.elasticsearch.elasticsearchRef), and one cluster serves one Monocle: " +
+				"a copy on that cluster would be held (ElasticsearchInUse) while demo exists. Write the new Monocle yourself with a cluster of its own",
+		},
+		"an ECK Elasticsearch of the Monocle's namespace": {
+			edit: func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Elasticsearch.ElasticsearchRef = &monoclev1alpha1.ElasticsearchReference{Name: "es"}
+			},
+			want: "it uses the ECK Elasticsearch ns/es (spec.elasticsearch.elasticsearchRef)",
+		},
+		"an external Elasticsearch": {
+			edit: func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://es.example.com:9243"}
+				m.Spec.Backup.Repository = s3("")
+			},
+			want: "it uses the Elasticsearch https://es.example.com:9243 (spec.elasticsearch.external), and one cluster serves one Monocle",
+		},
+		"an existing repository": {
+			edit: func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Backup.Repository = monoclev1alpha1.BackupRepository{Existing: "shared"}
+			},
+			want: "its backup repository is existing shared, registered in its own Elasticsearch only",
+		},
+		"the source's basePath is the new Monocle's": {
+			edit: func(m *monoclev1alpha1.Monocle) { m.Spec.Backup.Repository = s3("ns/copy/") },
+			want: `the new Monocle would back up into basePath ns/copy ("<namespace>/<name>") of bucket b, which is its repository's basePath ns/copy/: a repository has one writer. Choose another name than copy`,
+		},
+		"the source's basePath holds the new Monocle's": {
+			edit: func(m *monoclev1alpha1.Monocle) { m.Spec.Backup.Repository = s3("ns") },
+			want: `the new Monocle would back up into basePath ns/copy ("<namespace>/<name>") of bucket b, which lies within its repository's basePath ns`,
+		},
+		"the new Monocle's basePath would hold the source's": {
+			edit: func(m *monoclev1alpha1.Monocle) { m.Spec.Backup.Repository = s3("ns/copy/old") },
+			want: `the new Monocle would back up into basePath ns/copy ("<namespace>/<name>") of bucket b, which holds its repository's basePath ns/copy/old`,
+		},
+		"the source's claim is the new Monocle's": {
+			edit: func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Backup.Repository = monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: "copy-backup"}}
+			},
+			want: `the new Monocle would back up into claim copy-backup ("<name>-backup"), which is its backup repository: a repository has one writer. Choose another name than copy`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			src := monocle(func(m *monoclev1alpha1.Monocle) {
+				m.Spec.Backup = &monoclev1alpha1.BackupSpec{}
+				tc.edit(m)
+			})
+			f, err := run(t, []runtime.Object{src}, "restore", "s", "--from", "demo", "--into", "copy")
+			expectRefused(t, f, err, tc.want)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package kubectlmonocle
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -139,44 +141,89 @@ func (p *Plugin) recrawlRequests(m *monoclev1alpha1.Monocle, cfg *monocleconfig.
 }
 
 // Restore creates Monocle into with the spec of Monocle from and spec.restore naming
-// snapshot in from's backup repository (docs/backups.md#restores). What belongs to from
-// alone is not copied: its restore, maintenance requests and hibernation, and its public
-// URL and exposure (a host serves one Monocle); the lines printed name them. An existing
-// into is refused by the API server (AlreadyExists), which is printed as it says it.
+// snapshot in from's backup repository (docs/backups.md#restores), which the new Monocle
+// only reads (registered read-only), while it backs up into a repository of its own: an
+// Elasticsearch snapshot repository has one writer ("only one cluster should have write
+// access to the repository": Elasticsearch 7.17, Register a snapshot repository). What
+// belongs to from alone is not copied: its restore, maintenance requests and hibernation,
+// its public URL and exposure (a host serves one Monocle), and the location of its
+// repository; the lines printed name them. A Monocle of elasticsearchRef or external, or
+// whose repository is an existing one, is refused (restoreSpec). An existing into is
+// refused by the API server (AlreadyExists), which is printed as it says it.
 func (p *Plugin) Restore(ctx context.Context, snapshot, from, into string) error {
 	src, err := p.get(ctx, from)
 	if err != nil {
 		return err
 	}
-	spec, repo, dropped, err := restoreSpec(src, snapshot)
+	plan, err := restoreSpec(src, snapshot, into)
 	if err != nil {
 		return err
 	}
-	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: into, Namespace: p.Namespace}, Spec: spec}
+	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: into, Namespace: p.Namespace}, Spec: plan.spec}
 	if _, err := p.Monocles.MonocleV1alpha1().Monocles(p.Namespace).Create(ctx, m, metav1.CreateOptions{FieldManager: FieldManager}); err != nil {
 		return err
 	}
-	if err := p.printf("%s created with spec.restore {snapshot: %s, repository: %s} and the spec of %s\n", kubectlName(into), snapshot, repo, kubectlName(from)); err != nil {
+	if err := p.printf("%s created with spec.restore {snapshot: %s, repository: %s} and the spec of %s\n", kubectlName(into), snapshot, plan.source, kubectlName(from)); err != nil {
 		return err
 	}
-	if len(dropped) > 0 {
-		if err := p.printf("not copied from %s: %s\n", from, strings.Join(dropped, ", ")); err != nil {
+	if err := p.printf("%s backs up into %s, a repository of its own: %s's is only read (one cluster writes a repository)\n", into, plan.own, from); err != nil {
+		return err
+	}
+	if len(plan.dropped) > 0 {
+		if err := p.printf("not copied from %s: %s\n", from, strings.Join(plan.dropped, ", ")); err != nil {
 			return err
 		}
 	}
 	return p.printf("kubectl monocle status %s follows the restore\n", into)
 }
 
-// restoreSpec is the spec of a new Monocle restoring snapshot from src's backup repository,
-// that repository as the operator reads it (described), and the fields of src not copied.
-// A volume repository is named by its claim (src's "<name>-backup" by default), an S3 one
-// keeps src's basePath (by default src's "<namespace>/<name>"), an existing one its name.
-func restoreSpec(src *monoclev1alpha1.Monocle, snapshot string) (monoclev1alpha1.MonocleSpec, string, []string, error) {
-	if src.Spec.Backup == nil {
-		return monoclev1alpha1.MonocleSpec{}, "", nil, &Refusal{Monocle: src.Name, Reason: "spec.backup is unset: it has no backup repository to restore from"}
+// restorePlan is the Monocle Restore creates.
+type restorePlan struct {
+	// spec is the new Monocle's spec.
+	spec monoclev1alpha1.MonocleSpec
+	// source is the repository it restores from and own the one it backs up into, described
+	// as the plugin prints them.
+	source, own string
+	// dropped are the fields of the source's spec not copied ("spec.ingress").
+	dropped []string
+}
+
+// restoreSpec plans Monocle into, in src's namespace, restoring snapshot from src's backup
+// repository. A volume repository is named by its claim (src's "<name>-backup" by default)
+// and an S3 one by its bucket and src's basePath (by default src's "<namespace>/<name>");
+// the new Monocle backs up into a claim of its own ("<into>-backup") or, in the same bucket,
+// under a basePath of its own (the default, "<namespace>/<into>"). Refused, with why and
+// what to do instead:
+//   - src without spec.backup;
+//   - src of elasticsearchRef or external: one cluster serves one Monocle (Monocle's index
+//     names are fixed), so a copy using src's cluster would be held (ElasticsearchInUse)
+//     while src exists, and the cluster a copy should use instead, with its credentials and
+//     CA, is not the plugin's to choose or check;
+//   - an existing repository: it is registered in src's Elasticsearch alone, and
+//     spec.restore.repository cannot name one (only an S3 bucket or a volume);
+//   - a new repository that would be src's or overlap it: the claim "<into>-backup" when
+//     src's claim has that name, or a basePath "<namespace>/<into>" that is src's, lies
+//     within it or holds it, in the same bucket of the same endpoint.
+func restoreSpec(src *monoclev1alpha1.Monocle, snapshot, into string) (restorePlan, error) {
+	refuse := func(format string, args ...any) (restorePlan, error) {
+		return restorePlan{}, &Refusal{Monocle: src.Name, Reason: fmt.Sprintf(format, args...)}
 	}
-	spec := *src.Spec.DeepCopy()
-	var dropped []string
+	if src.Spec.Backup == nil {
+		return refuse("spec.backup is unset: it has no backup repository to restore from")
+	}
+	if target := ownCluster(src); target != "" {
+		return refuse("it uses %s, and one cluster serves one Monocle: a copy on that cluster would be held (%s) while %s exists. "+
+			"Write the new Monocle yourself with a cluster of its own and spec.restore naming a repository that holds the snapshot, "+
+			"or restore into %s itself with spec.restore (its indices are replaced)",
+			target, reasons.ElasticsearchInUse, src.Name, src.Name)
+	}
+	if name := src.Spec.Backup.Repository.Existing; name != "" {
+		return refuse("its backup repository is existing %s, registered in its own Elasticsearch only: the new Monocle's would not have it, "+
+			"and spec.restore.repository names only an S3 bucket or a volume. Write the new Monocle yourself with spec.restore.repository "+
+			"naming the storage behind %s, or restore into %s itself with spec.restore (its indices are replaced)", name, name, src.Name)
+	}
+	plan := restorePlan{spec: *src.Spec.DeepCopy()}
+	spec := &plan.spec
 	for _, f := range []struct {
 		name  string
 		isSet bool
@@ -191,29 +238,70 @@ func restoreSpec(src *monoclev1alpha1.Monocle, snapshot string) (monoclev1alpha1
 		{"route", spec.Route != nil, func() { spec.Route = nil }},
 	} {
 		if f.isSet {
-			dropped = append(dropped, "spec."+f.name)
+			plan.dropped = append(plan.dropped, "spec."+f.name)
 			f.clear()
 		}
 	}
-	repo := src.Spec.Backup.Repository.DeepCopy()
-	var described string
-	switch {
-	case repo.S3 != nil:
-		repo.S3.BasePath = resources.S3BasePath(src, repo.S3)
-		described = fmt.Sprintf("s3 bucket %s, basePath %s", repo.S3.Bucket, repo.S3.BasePath)
-	case repo.Existing != "":
-		// The operator restores from spec.backup's existing repository when
-		// spec.restore.repository is unset (day2.restoreSourceOf).
-		repo, described = nil, "existing "+src.Spec.Backup.Repository.Existing
-	default:
-		repo = &monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: resources.BackupClaimName(src)}}
-		described = "volume claimName " + repo.Volume.ClaimName
-		// The new Monocle backs up into a volume of its own, not into src's claim.
+	copied := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: into, Namespace: src.Namespace}, Spec: plan.spec}
+	from := src.Spec.Backup.Repository.DeepCopy()
+	if s3 := from.S3; s3 != nil {
+		s3.BasePath = resources.S3BasePath(src, s3)
+		plan.source = fmt.Sprintf("s3 bucket %s, basePath %s", s3.Bucket, s3.BasePath)
+		own := spec.Backup.Repository.S3
+		if own.BasePath != "" {
+			own.BasePath = ""
+			plan.dropped = append(plan.dropped, "spec.backup.repository.s3.basePath")
+		}
+		ownPath := resources.S3BasePath(copied, own)
+		plan.own = fmt.Sprintf("s3 bucket %s, basePath %s", own.Bucket, ownPath)
+		if how := overlap(ownPath, s3.BasePath); how != "" {
+			return refuse("the new Monocle would back up into basePath %s (\"<namespace>/<name>\") of bucket %s, which %s its repository's basePath %s: "+
+				"a repository has one writer. Choose another name than %s", ownPath, s3.Bucket, how, s3.BasePath, into)
+		}
+	} else {
+		from = &monoclev1alpha1.BackupRepository{Volume: &monoclev1alpha1.BackupVolume{ClaimName: resources.BackupClaimName(src)}}
+		plan.source = "volume claimName " + from.Volume.ClaimName
 		if v := spec.Backup.Repository.Volume; v != nil && v.ClaimName != "" {
 			v.ClaimName = ""
-			dropped = append(dropped, "spec.backup.repository.volume.claimName")
+			plan.dropped = append(plan.dropped, "spec.backup.repository.volume.claimName")
+		}
+		ownClaim := resources.BackupClaimName(copied)
+		plan.own = "volume claimName " + ownClaim
+		if ownClaim == from.Volume.ClaimName {
+			return refuse("the new Monocle would back up into claim %s (\"<name>-backup\"), which is its backup repository: a repository has one writer. "+
+				"Choose another name than %s", ownClaim, into)
 		}
 	}
-	spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: snapshot, Repository: repo}
-	return spec, described, dropped, nil
+	spec.Restore = &monoclev1alpha1.RestoreSpec{Snapshot: snapshot, Repository: from}
+	return plan, nil
+}
+
+// ownCluster describes the Elasticsearch m uses when it is not the bundled one, as the
+// refusal of Restore names it, or is "".
+func ownCluster(m *monoclev1alpha1.Monocle) string {
+	es := m.Spec.Elasticsearch
+	switch {
+	case es.ElasticsearchRef != nil:
+		return fmt.Sprintf("the ECK Elasticsearch %s/%s (spec.elasticsearch.elasticsearchRef)",
+			cmp.Or(es.ElasticsearchRef.Namespace, m.Namespace), es.ElasticsearchRef.Name)
+	case es.External != nil:
+		return fmt.Sprintf("the Elasticsearch %s (spec.elasticsearch.external)", es.External.URL)
+	}
+	return ""
+}
+
+// overlap says how S3 key prefix a relates to b when the repository under one would hold
+// the other's objects ("is", "lies within", "holds"), or is "" when they are apart. Both
+// are compared without their leading and trailing slashes, by whole path segments.
+func overlap(a, b string) string {
+	a, b = strings.Trim(a, "/"), strings.Trim(b, "/")
+	switch {
+	case a == b:
+		return "is"
+	case strings.HasPrefix(b, a+"/"):
+		return "holds"
+	case strings.HasPrefix(a, b+"/"):
+		return "lies within"
+	}
+	return ""
 }

@@ -84,7 +84,8 @@ func hibernationPhase(t *testing.T, ns string, phase monoclev1alpha1.Hibernation
 // once the one before has no pod (watched), keeps the PVC, Secrets and ConfigMap, and reports
 // Hibernated (Ready False, not Degraded); removing it starts Elasticsearch, then the API,
 // then the crawler, each once the one before has a ready pod. While a restore runs, the
-// switch waits (HibernationDeferred) and is acted on once the restore ends.
+// switch waits (HibernationDeferred) and is acted on once the restore ends. A snapshot
+// running once the API has no pod keeps Elasticsearch up until it ends.
 func TestHibernation(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	ns := "hibernation"
@@ -149,6 +150,41 @@ func TestHibernation(t *testing.T) {
 	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "hibernated after the restore", hibernationPhase(t, ns, monoclev1alpha1.HibernationHibernated))
 	if n := env.Elastic.Restores(ns, "m", resources.BackupRepositoryName, "nightly"); n != 1 {
 		t.Errorf("%d restores of nightly, want 1", n)
+	}
+	patchMonocle(t, ns, `{"spec":{"hibernate":false}}`)
+	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+
+	// A snapshot under way once the API has no pod: Elasticsearch runs on until it ends.
+	env.Elastic.SnapshotOutcome(ns, "m", testkit.SnapshotInProgress, "")
+	env.Kubectl.Must(t, "annotate", "-n", ns, "monocle/m", monoclev1alpha1.BackupAnnotation+"=before-hibernating", "--overwrite")
+	running := waitBackup(t, ns, "the on-demand snapshot running", time.Minute, func(st *monoclev1alpha1.BackupStatus) error {
+		if st.Running == "" {
+			return fmt.Errorf("status.backup = %+v, want a snapshot running", st)
+		}
+		return nil
+	}).Running
+	patchMonocle(t, ns, `{"spec":{"hibernate":true}}`)
+	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "Elasticsearch waiting for the snapshot", func() error {
+		h := getMonocle(t, ns, "m").Status.Hibernation
+		if h == nil || !strings.Contains(h.Message, "Waiting for snapshot "+running) {
+			return fmt.Errorf("status.hibernation %+v, want it waiting for snapshot %s", h, running)
+		}
+		return nil
+	})
+	// Two reads later, it still waits.
+	time.Sleep(5 * time.Second)
+	sts, err = env.Kube.AppsV1().StatefulSets(ns).Get(ctx, "m-elastic", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := getMonocle(t, ns, "m").Status.Hibernation; *sts.Spec.Replicas != 1 || h.Phase != monoclev1alpha1.HibernationHibernating {
+		t.Errorf("with snapshot %s running: Elasticsearch at %d replicas, status.hibernation %+v", running, *sts.Spec.Replicas, h)
+	}
+	env.Elastic.FinishSnapshots(ns, "m")
+	env.Elastic.SnapshotOutcome(ns, "m", "", "")
+	testkit.Eventually(t, 250*time.Millisecond, 2*time.Minute, "hibernated after the snapshot", hibernationPhase(t, ns, monoclev1alpha1.HibernationHibernated))
+	if b := getMonocle(t, ns, "m").Status.Backup; b.Running != "" || b.LastSuccessful == nil || b.LastSuccessful.Name != running {
+		t.Errorf("status.backup %+v, want %s successful and nothing running", b, running)
 	}
 	patchMonocle(t, ns, `{"spec":{"hibernate":false}}`)
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")

@@ -87,7 +87,8 @@ func TestKubectlPlugin(t *testing.T) {
 		mustPlugin(t, ns, regexp.MustCompile(`last successful\s+`+snapshot), "status", "m")
 
 		t.Run("restore", func(t *testing.T) {
-			mustPlugin(t, ns, regexp.MustCompile(`monocle\.monocle\.monocle\.change-metrics\.io/copy created with spec\.restore \{snapshot: `+snapshot+`, repository: volume claimName m-backup\}`),
+			mustPlugin(t, ns, regexp.MustCompile(`monocle\.monocle\.monocle\.change-metrics\.io/copy created with spec\.restore \{snapshot: `+snapshot+`, repository: volume claimName m-backup\}.*\n`+
+				`copy backs up into volume claimName copy-backup, a repository of its own: m's is only read`),
 				"restore", snapshot, "--from", "m", "--into", "copy")
 			testkit.Eventually(t, 250*time.Millisecond, 60*time.Second, "the operator restoring into the new Monocle", func() error {
 				c := getMonocle(t, ns, "copy")
@@ -103,6 +104,10 @@ func TestKubectlPlugin(t *testing.T) {
 			// The CRD's CEL rule on the name, as the API server words it.
 			refusedPlugin(t, ns, "metadata.name must be at most 40 characters", "restore", snapshot, "--from", "m", "--into", "a-copy-whose-name-is-longer-than-forty-characters")
 			env.Kubectl.Must(t, "delete", "-n", ns, "monocle/copy", "--wait=false")
+		})
+
+		t.Run("restore keeps one writer per repository and one Monocle per cluster", func(t *testing.T) {
+			restoreRepositories(t, ns)
 		})
 	})
 
@@ -186,4 +191,70 @@ spec:
 			t.Error("a refused hibernate wrote spec.hibernate")
 		}
 	})
+}
+
+// restoreRepositories: a Monocle author (a tenant with edit in ns) restores a Monocle whose
+// S3 repository has an explicit basePath: the copy reads the snapshot there and backs up
+// under a basePath of its own. Restoring a Monocle of an ECK Elasticsearch is refused,
+// creating nothing. The sources are paused: the operator leaves them alone.
+func restoreRepositories(t *testing.T, ns string) {
+	ctx := context.Background()
+	// The rights on Monocles that "edit" aggregates, as installing the operator grants them
+	// (applying them again is harmless).
+	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
+	tenant, err := testkit.Tenant(ctx, env.Kubectl, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kubectl passes no flag given before a plugin's name: --as goes after the verb.
+	asTenant := "--as=" + tenant.As
+	const sources = `apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata:
+  name: on-s3
+  annotations:
+    monocle.change-metrics.io/paused: "true"
+spec:
+  backup:
+    repository:
+      s3: {bucket: backups, basePath: team-a/monocle, secretRef: {name: s3-keys}}
+---
+apiVersion: monocle.monocle.change-metrics.io/v1alpha1
+kind: Monocle
+metadata:
+  name: on-eck
+  annotations:
+    monocle.change-metrics.io/paused: "true"
+spec:
+  elasticsearch:
+    elasticsearchRef: {name: es}
+  backup:
+    repository: {existing: cluster-backups}
+`
+	// kube-controller-manager aggregates the rules into "edit" shortly after they exist.
+	testkit.Eventually(t, 250*time.Millisecond, 30*time.Second, "the tenant creating Monocles", func() error {
+		if out, err := tenant.RunStdin(ctx, sources, "apply", "-n", ns, "-f", "-"); err != nil {
+			return fmt.Errorf("%v: %s", err, out)
+		}
+		return nil
+	})
+	defer env.Kubectl.Must(t, "delete", "-n", ns, "monocle/on-s3", "monocle/on-eck", "--wait=false")
+
+	mustPlugin(t, ns, regexp.MustCompile(`copy-s3 backs up into s3 bucket backups, basePath `+ns+`/copy-s3, a repository of its own: on-s3's is only read \(one cluster writes a repository\)\n`+
+		`not copied from on-s3: spec\.backup\.repository\.s3\.basePath\n`),
+		"restore", "s1", "--from", "on-s3", "--into", "copy-s3", asTenant)
+	c := getMonocle(t, ns, "copy-s3")
+	if r := c.Spec.Restore; r == nil || r.Repository == nil || r.Repository.S3 == nil || r.Repository.S3.BasePath != "team-a/monocle" {
+		t.Errorf("spec.restore = %+v, want on-s3's repository, basePath team-a/monocle", r)
+	}
+	if b := c.Spec.Backup; b == nil || b.Repository.S3 == nil || b.Repository.S3.Bucket != "backups" || b.Repository.S3.BasePath != "" {
+		t.Errorf("spec.backup = %+v, want bucket backups under the default basePath", b)
+	}
+	env.Kubectl.Must(t, "delete", "-n", ns, "monocle/copy-s3", "--wait=false")
+
+	refusedPlugin(t, ns, "refused for Monocle on-eck: it uses the ECK Elasticsearch "+ns+"/es (spec.elasticsearch.elasticsearchRef), and one cluster serves one Monocle",
+		"restore", "s1", "--from", "on-eck", "--into", "copy-eck", asTenant)
+	if out, err := env.Kubectl.Run(ctx, "get", "-n", ns, "monocle/copy-eck"); err == nil || !strings.Contains(out, "NotFound") {
+		t.Errorf("a refused restore created monocle/copy-eck: %v: %s", err, out)
+	}
 }

@@ -16,9 +16,13 @@ import (
 // Hibernation. spec.hibernate stops a Monocle without deleting anything of it:
 //
 //   - Hibernating: the crawler is scaled to zero; once it has no pod left, the API; once the
-//     API has no pod left and no Job of the Monocle runs, the bundled Elasticsearch (a cluster
-//     of elasticsearchRef or external is not the operator's to stop). The StatefulSet retains
-//     its PVC when scaled down; the Secrets and the ConfigMap stay as they are.
+//     API has no pod left, no Job of the Monocle runs and no snapshot is being taken, the
+//     bundled Elasticsearch (a cluster of elasticsearchRef or external is not the operator's
+//     to stop). A snapshot cut off by the stop of its only node never completes, and the
+//     backup it was is lost, so Elasticsearch runs on until status.backup.running is empty;
+//     the operand follows the snapshot meanwhile with listings of the repository that take
+//     nothing (HibernationStep.AwaitedSnapshots). The StatefulSet retains its PVC when
+//     scaled down; the Secrets and the ConfigMap stay as they are.
 //   - Hibernated: no pod of the Monocle runs.
 //   - Waking (spec.hibernate false or removed): Elasticsearch starts first, the API once
 //     Elasticsearch has a ready pod, the crawler once the API has one. status.hibernation is
@@ -37,12 +41,16 @@ import (
 // HoldRestore).
 
 // HibernationObserved is what a sync saw of a Monocle's workloads, from the cache: the
-// Deployments and the StatefulSet it controls (nil: none), and whether a Job of it is
-// running.
+// Deployments and the StatefulSet it controls (nil: none), whether a Job of it is running,
+// and the snapshots the last read of Elasticsearch found running.
 type HibernationObserved struct {
 	API, Crawler *appsv1.Deployment
 	Elastic      *appsv1.StatefulSet
 	JobsRunning  bool
+	// SnapshotsRunning is status.backup.running (comma-separated names) when the operator
+	// reads Elasticsearch, and "" when it does not (--elasticsearch-read-interval=0): it
+	// would never see a snapshot end.
+	SnapshotsRunning string
 }
 
 // HibernationStep is what hibernation asks of a sync.
@@ -54,6 +62,11 @@ type HibernationStep struct {
 	// Condition is the Hibernated condition; nil when the Monocle is awake and not asked to
 	// hibernate, and the condition is removed.
 	Condition *metav1.Condition
+	// AwaitedSnapshots names the snapshots (comma-separated) that keep the bundled
+	// Elasticsearch running while the Monocle hibernates: the operand keeps listing the
+	// backup repository, taking no snapshot, so that status.backup.running tells when they
+	// end. "" when none does.
+	AwaitedSnapshots string
 }
 
 // Active reports whether the Monocle hibernates or wakes (status.hibernation is set): an
@@ -62,7 +75,8 @@ func (s HibernationStep) Active() bool { return s.Status != nil }
 
 // Stopping reports whether the Monocle is hibernating or hibernated: nothing reads
 // Elasticsearch or the API, takes a backup, starts a Job or restarts a component
-// (auto-pilot) meanwhile. They resume when it wakes.
+// (auto-pilot) meanwhile, except the listing of the backup repository that follows
+// AwaitedSnapshots to their end. They resume when it wakes.
 func (s HibernationStep) Stopping() bool {
 	return s.Status != nil && s.Status.Phase != monoclev1alpha1.HibernationWaking
 }
@@ -85,7 +99,7 @@ func PlanHibernation(m *monoclev1alpha1.Monocle, o HibernationObserved, now time
 	var phase monoclev1alpha1.HibernationPhase
 	var message string
 	if m.Spec.Hibernate {
-		phase, message, step.Stopped = hibernate(o, bundled)
+		phase, message, step.Stopped, step.AwaitedSnapshots = hibernate(o, bundled)
 	} else {
 		phase, message, step.Stopped = wake(m, o, bundled)
 		if phase == "" {
@@ -106,29 +120,38 @@ func PlanHibernation(m *monoclev1alpha1.Monocle, o HibernationObserved, now time
 	return step
 }
 
-// hibernate is the phase, message and stops of a Monocle asked to hibernate: the crawler
-// always, the API once the crawler has no pod, Elasticsearch (bundled) once the API has none
-// and no Job runs.
-func hibernate(o HibernationObserved, bundled bool) (monoclev1alpha1.HibernationPhase, string, resources.Stopped) {
+// hibernate is the phase, message and stops of a Monocle asked to hibernate, and the
+// snapshots Elasticsearch is kept running for: the crawler always stops, the API once the
+// crawler has no pod, Elasticsearch (bundled) once the API has none, no Job runs and no
+// snapshot is being taken. A snapshot is waited for only while Elasticsearch has a ready pod:
+// without one, no read can see it end, and it does not progress either.
+func hibernate(o HibernationObserved, bundled bool) (monoclev1alpha1.HibernationPhase, string, resources.Stopped, string) {
 	crawlerDown, apiDown := deploymentDown(o.Crawler), deploymentDown(o.API)
 	s := resources.Stopped{Crawler: true, API: crawlerDown || scaledToZero(o.API)}
-	s.Elastic = bundled && ((crawlerDown && apiDown && !o.JobsRunning) || (o.Elastic != nil && ptr.Deref(o.Elastic.Spec.Replicas, 1) == 0))
+	elasticStopped := o.Elastic != nil && ptr.Deref(o.Elastic.Spec.Replicas, 1) == 0
+	snapshots := ""
+	if bundled && !elasticStopped && o.Elastic != nil && o.Elastic.Status.ReadyReplicas > 0 {
+		snapshots = o.SnapshotsRunning
+	}
+	s.Elastic = bundled && ((crawlerDown && apiDown && !o.JobsRunning && snapshots == "") || elasticStopped)
 	after := ""
 	if bundled {
 		after = "; Elasticsearch stops after it"
 	}
 	switch {
 	case !crawlerDown:
-		return monoclev1alpha1.HibernationHibernating, "Stopping the crawler; the API stops once it has no pod left" + after, s
+		return monoclev1alpha1.HibernationHibernating, "Stopping the crawler; the API stops once it has no pod left" + after, s, snapshots
 	case !apiDown:
-		return monoclev1alpha1.HibernationHibernating, "Stopping the API, the crawler has no pod left" + after, s
+		return monoclev1alpha1.HibernationHibernating, "Stopping the API, the crawler has no pod left" + after, s, snapshots
 	case bundled && o.JobsRunning && !s.Elastic:
-		return monoclev1alpha1.HibernationHibernating, "Waiting for the Monocle's Jobs to finish before stopping Elasticsearch", s
+		return monoclev1alpha1.HibernationHibernating, "Waiting for the Monocle's Jobs to finish before stopping Elasticsearch", s, snapshots
+	case bundled && snapshots != "" && !s.Elastic:
+		return monoclev1alpha1.HibernationHibernating, "Waiting for snapshot " + snapshots + " to finish before stopping Elasticsearch (status.backup.running)", s, snapshots
 	case bundled && !statefulSetDown(o.Elastic):
-		return monoclev1alpha1.HibernationHibernating, "Stopping Elasticsearch, the crawler and the API have no pod left", s
+		return monoclev1alpha1.HibernationHibernating, "Stopping Elasticsearch, the crawler and the API have no pod left", s, ""
 	}
 	return monoclev1alpha1.HibernationHibernated,
-		"No pod of the Monocle runs; its volume, keys, Secrets and config are kept. Set spec.hibernate to false to wake it", s
+		"No pod of the Monocle runs; its volume, keys, Secrets and config are kept. Set spec.hibernate to false to wake it", s, ""
 }
 
 // wake is the phase, message and stops of a Monocle no longer asked to hibernate, whose

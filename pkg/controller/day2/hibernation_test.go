@@ -68,6 +68,7 @@ func TestPlanHibernation(t *testing.T) {
 		reason   string // of the Hibernated condition; "": removed
 		message  string
 		external bool
+		awaited  string // the snapshots the step keeps Elasticsearch running for
 	}{
 		"awake and not asked: nothing": {
 			m: hibernationMonocle(false, ""), o: HibernationObserved{API: up(), Crawler: up(), Elastic: elasticOf(1, 1, 1)},
@@ -109,6 +110,35 @@ func TestPlanHibernation(t *testing.T) {
 			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
 			stopped: all, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"},
 			reason: reasons.Hibernating, message: "Stopping Elasticsearch",
+		},
+		"no API pod left but a snapshot runs: Elasticsearch waits for it": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1), SnapshotsRunning: "manual-1c2d3e4f"},
+			stopped: resources.Stopped{Crawler: true, API: true}, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"},
+			reason: reasons.Hibernating, message: "Waiting for snapshot manual-1c2d3e4f to finish before stopping Elasticsearch", awaited: "manual-1c2d3e4f",
+		},
+		"a Job and a snapshot run: the Jobs are named, the snapshot is followed": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 1), JobsRunning: true, SnapshotsRunning: "s1"},
+			stopped: resources.Stopped{Crawler: true, API: true}, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"},
+			reason: reasons.Hibernating, message: "Jobs to finish", awaited: "s1",
+		},
+		"a snapshot runs while the crawler stops: followed, Elasticsearch not stopped yet anyway": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: up(), Crawler: up(), Elastic: elasticOf(1, 1, 1), SnapshotsRunning: "s1"},
+			stopped: resources.Stopped{Crawler: true}, phase: monoclev1alpha1.HibernationHibernating,
+			reason: reasons.Hibernating, message: "Stopping the crawler", awaited: "s1",
+		},
+		"a snapshot runs but Elasticsearch has no ready pod: no read can see it end, Elasticsearch stops": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(1, 1, 0), SnapshotsRunning: "s1"},
+			stopped: all, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"},
+			reason: reasons.Hibernating, message: "Stopping Elasticsearch",
+		},
+		"Elasticsearch scaled to zero stays so while a snapshot shows running": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(0, 1, 1), SnapshotsRunning: "s1"},
+			stopped: all, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler", "api"}, reason: reasons.Hibernating,
+		},
+		"a cluster of one's own is not stopped: its snapshots are not waited for": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), SnapshotsRunning: "s1"}, external: true,
+			stopped: resources.Stopped{Crawler: true, API: true}, phase: monoclev1alpha1.HibernationHibernated, down: []string{"crawler", "api"},
+			reason: reasons.Hibernated,
 		},
 		"Elasticsearch scaled to zero stays so while a Job started meanwhile": {
 			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: gone(), Crawler: gone(), Elastic: elasticOf(0, 1, 0), JobsRunning: true},
@@ -197,6 +227,9 @@ func TestPlanHibernation(t *testing.T) {
 			step := PlanHibernation(tc.m, tc.o, now)
 			if step.Stopped != tc.stopped {
 				t.Errorf("stopped %+v, want %+v", step.Stopped, tc.stopped)
+			}
+			if step.AwaitedSnapshots != tc.awaited {
+				t.Errorf("awaited snapshots %q, want %q", step.AwaitedSnapshots, tc.awaited)
 			}
 			switch {
 			case tc.phase == "" && step.Status != nil:
