@@ -199,9 +199,6 @@ spec:
 // creating nothing. The sources are paused: the operator leaves them alone.
 func restoreRepositories(t *testing.T, ns string) {
 	ctx := context.Background()
-	// The rights on Monocles that "edit" aggregates, as installing the operator grants them
-	// (applying them again is harmless).
-	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
 	tenant, err := testkit.Tenant(ctx, env.Kubectl, ns)
 	if err != nil {
 		t.Fatal(err)
