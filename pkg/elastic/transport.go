@@ -58,17 +58,23 @@ func newTransport(next controlFunc) *http.Transport {
 // --operand-dial-address, a port-forward or a test's fake Elasticsearch. dialAddress is the
 // operator administrator's and is not checked; the host of each request still is
 // (CheckHost), before the connection, so that a cluster URL naming a refused address is
-// refused whether or not the flag is set.
+// refused whether or not the flag is set. Names are looked up in the hosts file only
+// (/etc/hosts, where localhost and the machine's own names are), never in DNS: the names
+// the dial address serves (Services' names, where the operator runs outside the cluster)
+// resolve nowhere, and each would be a query to the DNS server for nothing.
 func NewTransportVia(dialAddress string) *http.Transport {
 	t := NewTransport()
 	t.Proxy = nil
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	hostsOnly := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS: names are looked up in the hosts file only")
+	}}
 	t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, err
 		}
-		if err := CheckHost(ctx, net.DefaultResolver.LookupNetIP, host); err != nil {
+		if err := CheckHost(ctx, hostsOnly.LookupNetIP, host); err != nil {
 			return nil, &net.OpError{Op: "dial", Net: network, Err: err}
 		}
 		return dialer.DialContext(ctx, network, dialAddress)
@@ -186,7 +192,8 @@ func CheckHost(ctx context.Context, lookup LookupFunc, host string) error {
 	}
 	var first error
 	for _, a := range addrs {
-		err := CheckAddress(a)
+		// The resolver gives IPv4 addresses in their IPv4-mapped form.
+		err := CheckAddress(a.Unmap())
 		if err == nil {
 			return nil
 		}
