@@ -63,8 +63,12 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 		return []metav1.Condition{healthy, disk}
 	case r.AddressRefused:
 		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.ElasticsearchAddressRefused
+		where := "at " + operand.ElasticURL(m)
+		if id := resources.Identity(m); id != "" {
+			where = "of spec.elasticsearch (" + id + ")"
+		}
 		healthy.Message = Truncate(fmt.Sprintf("The operator sent no request to Elasticsearch %s: %s; name the cluster by a host that resolves to another address",
-			readFrom(m), r.Err))
+			where, r.Err))
 		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
 		return []metav1.Condition{healthy, disk}
 	case r.Err != "" || r.Health == nil:
