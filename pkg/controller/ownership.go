@@ -45,6 +45,10 @@ func (c *Controller) claimCluster(ctx context.Context, st *syncState) *metav1.Co
 	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse, Reason: reasons.ElasticsearchInUse}
 	const wait = "Monocle's index names are fixed, so two Monocles cannot share a cluster: the API and crawler of this one do not start until it uses another cluster"
 	switch {
+	case last.AddressRefused:
+		cond.Reason = reasons.ElasticsearchAddressRefused
+		cond.Message = fmt.Sprintf("The operator sent no request to Elasticsearch of spec.elasticsearch (%s): %s; name the cluster by a host that resolves to another address: the API and crawler wait, since the operator cannot record this Monocle as the owner of the cluster's Monocle indices",
+			resources.Identity(m), last.Err)
 	case last.Owner.UID != "" || last.Owner.Name != "":
 		owner := "another Monocle"
 		if last.Owner.Namespace == m.Namespace && last.Owner.Name != "" {

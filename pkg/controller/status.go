@@ -39,6 +39,7 @@ var blocking = map[string]bool{
 	reasons.SecretKeyMissing:                true,
 	reasons.ElasticsearchNotFound:           true,
 	reasons.ElasticsearchInUse:              true,
+	reasons.ElasticsearchAddressRefused:     true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestBasicAuthOnEveryRequest(t *testing.T) {
 	srv := elastictest.NewServer(t)
 	srv.Reply("GET", "/_cluster/health", 200, healthBody("green", 2, 0, false))
-	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password})
+	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password, Transport: srv.Transport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestUnauthorizedIsAClearError(t *testing.T) {
 		"unable to authenticate user [monocle] for REST request")
 	srv := elastictest.NewServer(t)
 	srv.Reply("GET", "/_cluster/health", f.Status, body)
-	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password})
+	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password, Transport: srv.Transport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestNewClientRefusesCredentialsItCannotKeepSecret(t *testing.T) {
 func TestNoErrorQuotesThePassword(t *testing.T) {
 	srv := elastictest.NewServer(t)
 	srv.Close()
-	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password})
+	c, err := elastic.NewClient(elastic.Config{URL: srv.URL, Username: "monocle", Password: password, Transport: srv.Transport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestNoErrorQuotesThePassword(t *testing.T) {
 func TestTLSTrustsTheGivenCAOnly(t *testing.T) {
 	srv := elastictest.NewTLSServer(t)
 	srv.Reply("GET", "/_cluster/health", 200, healthBody("green", 2, 0, false))
-	trusting, err := elastic.NewTransportWithCA(srv.CA)
+	trusting, err := elastic.TrustCA(&http.Transport{}, srv.CA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestTLSTrustsTheGivenCAOnly(t *testing.T) {
 	if roots.TLSClientConfig != nil {
 		t.Errorf("NewTransportWithCA(nil) has a TLS config of its own, want the system's roots")
 	}
-	untrusting, err := elastic.New(srv.URL, roots)
+	untrusting, err := elastic.New(srv.URL, &http.Transport{})
 	if err != nil {
 		t.Fatal(err)
 	}

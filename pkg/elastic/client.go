@@ -1,7 +1,6 @@
 package elastic
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,12 +21,11 @@ import (
 const DefaultTimeout = 5 * time.Second
 
 // Limits on how much of a response body is read: a success body is decoded from at most
-// maxBodyBytes (a snapshot list of a few thousand snapshots fits), an error body is kept to
-// maxErrorBodyBytes and quoted to maxQuotedBytes.
+// maxBodyBytes (a snapshot list of a few thousand snapshots fits), an error body from at most
+// maxErrorBodyBytes.
 const (
 	maxBodyBytes      = 32 << 20
 	maxErrorBodyBytes = 64 << 10
-	maxQuotedBytes    = 200
 )
 
 // Client is what the controller needs from Elasticsearch 7.17. Every method takes a context
@@ -101,21 +99,35 @@ var ErrNotFound = errors.New("not found")
 // StatusError is an HTTP error status from Elasticsearch. Type and Reason come from the error
 // body Elasticsearch sends, {"error":{"type":..,"reason":..},"status":..}, for example
 // Type "snapshot_missing_exception" with Code 404 (Elasticsearch 7.17 reference, Common
-// options, and SnapshotMissingException). When the body is not of that shape (an HTML page
-// from a proxy, a plain string), Type is empty and Reason quotes the start of the body.
+// options, and SnapshotMissingException), or {"error":"text","status":..}.
+//
+// The body of an answer that is not Elasticsearch's is never quoted: one without the
+// X-Elastic-Product: Elasticsearch header (Elasticsearch 7.14 and later send it on every
+// answer but those to unauthenticated requests, elastic/elasticsearch#73434; so a 401 need
+// not have it) or whose body is not of those shapes (an HTML page from a proxy, another
+// service's answer) has NotElasticsearch set and Type and Reason empty: the server at the
+// URL may be anything the operator's pod reaches, and its answer is not for the status.
 type StatusError struct {
 	// Code is the HTTP status code, e.g. 404.
 	Code int
 	// Type is Elasticsearch's error type, e.g. "index_not_found_exception"; may be empty.
 	Type string
-	// Reason is Elasticsearch's error reason, or the start of the body; may be empty.
+	// Reason is Elasticsearch's error reason; may be empty.
 	Reason string
+	// NotElasticsearch is set when the answer is not Elasticsearch's (see above).
+	NotElasticsearch bool
 }
 
-// Error returns "status <code> <type>: <reason>", leaving out what is empty.
+// Error returns "status <code> <type>: <reason>", leaving out what is empty, or
+// "status <code>: the server did not answer as Elasticsearch 7.17 ..." when
+// NotElasticsearch.
 func (e *StatusError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "status %d", e.Code)
+	if e.NotElasticsearch {
+		b.WriteString(": the server did not answer as Elasticsearch 7.17 (no X-Elastic-Product: Elasticsearch header or no Elasticsearch error body; its body is not quoted)")
+		return b.String()
+	}
 	if e.Type != "" {
 		b.WriteString(" " + e.Type)
 	}
@@ -252,7 +264,8 @@ func (c *client) call(ctx context.Context, op string, req request, ok ...int) (i
 	}
 	if !accepted {
 		body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBodyBytes))
-		return res.StatusCode, nil, fmt.Errorf("%s: %w", op, parseStatusError(res.StatusCode, body))
+		fromElasticsearch := res.Header.Get("X-Elastic-Product") == "Elasticsearch" || res.StatusCode == http.StatusUnauthorized
+		return res.StatusCode, nil, fmt.Errorf("%s: %w", op, parseStatusError(res.StatusCode, body, fromElasticsearch))
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, maxBodyBytes+1))
 	if err != nil {
@@ -301,10 +314,15 @@ func acknowledged(what string, body []byte) error {
 }
 
 // parseStatusError builds a StatusError from an error body: {"error":{"type","reason"},
-// "status"}, {"error":"text","status"} (Elasticsearch's form for some REST-layer errors), or
-// anything else, quoted.
-func parseStatusError(code int, body []byte) *StatusError {
+// "status"} or {"error":"text","status"} (Elasticsearch's form for some REST-layer errors)
+// from an answer fromElasticsearch (its X-Elastic-Product header, or a 401, which
+// Elasticsearch sends without it); anything else is NotElasticsearch, unquoted.
+func parseStatusError(code int, body []byte, fromElasticsearch bool) *StatusError {
 	e := &StatusError{Code: code}
+	if !fromElasticsearch {
+		e.NotElasticsearch = true
+		return e
+	}
 	var obj struct {
 		Error json.RawMessage `json:"error"`
 	}
@@ -323,24 +341,9 @@ func parseStatusError(code int, body []byte) *StatusError {
 			return e
 		}
 	}
-	e.Reason = quote(body)
+	e.NotElasticsearch = true
 	return e
 }
-
-// quote returns the start of body as one line of printable text.
-func quote(body []byte) string {
-	s := strings.Join(strings.Fields(string(bytes.ToValidUTF8(body, []byte("?")))), " ")
-	if len(s) > maxQuotedBytes {
-		cut := maxQuotedBytes
-		for cut > 0 && !isRuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "..."
-	}
-	return s
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // checkName refuses a repository, snapshot or index name that cannot be put in a URL path
 // segment as is: esapi writes names into the path unescaped. Elasticsearch forbids these

@@ -17,7 +17,7 @@ import (
 // newClient returns a Client for the fake.
 func newClient(t *testing.T, srv *elastictest.Server) elastic.Client {
 	t.Helper()
-	c, err := elastic.New(srv.URL, nil)
+	c, err := elastic.New(srv.URL, srv.Transport())
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -114,7 +114,8 @@ func TestHealth(t *testing.T) {
 		},
 		"500 with an HTML body": {
 			handler: elastictest.Raw(500, "text/html", htmlBadGateway),
-			want:    want{code: 500, errHas: "502 Bad Gateway"},
+			// The page is not quoted: the status code is.
+			want: want{code: 500, errHas: "status 500: the server did not answer as Elasticsearch 7.17"},
 		},
 		"connection refused": {
 			closed: true,
@@ -224,7 +225,7 @@ func TestNotElasticsearch(t *testing.T) {
 		_, _ = w.Write([]byte(healthBody("green", 2, 0, false)))
 	}))
 	defer srv.Close()
-	c, err := elastic.New(srv.URL, nil)
+	c, err := elastic.New(srv.URL, srv.Client().Transport)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,10 +272,24 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestStatusErrorShapes(t *testing.T) {
+	// Elasticsearch's own error type and reason are kept; the body of any other answer is
+	// not quoted, only its status code given.
+	const secret = "instance-metadata-token-AKIA0123456789"
+	bare := func(status int, contentType, body string) http.Handler {
+		// An answer without X-Elastic-Product, as a server that is not Elasticsearch sends.
+		return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Del("X-Elastic-Product")
+			w.Header().Set("Content-Type", contentType)
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(body))
+		})
+	}
 	tests := map[string]struct {
 		handler  http.Handler
 		wantType string
 		wantText string
+		// foreign is set when the answer is not Elasticsearch's.
+		foreign bool
 	}{
 		"object error": {
 			handler:  elastictest.Error(404, "index_not_found_exception", "no such index [x]"),
@@ -284,12 +299,30 @@ func TestStatusErrorShapes(t *testing.T) {
 			handler:  elastictest.JSON(405, `{"error":"Incorrect HTTP method for uri [/_cluster/health] and method [DELETE], allowed: [GET]","status":405}`),
 			wantText: "Incorrect HTTP method",
 		},
+		"401 without the product header": {
+			// Elasticsearch answers unauthenticated requests without X-Elastic-Product.
+			handler:  bare(401, "application/json", elastictest.MustFixture("security-unauthorized").Body),
+			wantType: "security_exception", wantText: "missing authentication credentials",
+		},
 		"empty body": {
 			handler: elastictest.Raw(502, "text/plain", ""),
+			foreign: true,
 		},
-		"long text is cut": {
-			handler:  elastictest.Raw(500, "text/plain", strings.Repeat("x", 5000)),
-			wantText: strings.Repeat("x", 200) + "...",
+		"text with the product header": {
+			handler: elastictest.Raw(500, "text/plain", secret+strings.Repeat("x", 5000)),
+			foreign: true,
+		},
+		"HTML page of another server": {
+			handler: bare(403, "text/html", "<html><body>"+secret+"</body></html>"),
+			foreign: true,
+		},
+		"Elasticsearch's shape without the product header": {
+			handler: bare(404, "application/json", `{"error":{"type":"x","reason":"`+secret+`"},"status":404}`),
+			foreign: true,
+		},
+		"JSON of another server": {
+			handler: elastictest.JSON(500, `{"token":"`+secret+`"}`),
+			foreign: true,
 		},
 	}
 	for name, tc := range tests {
@@ -304,11 +337,20 @@ func TestStatusErrorShapes(t *testing.T) {
 			if se.Type != tc.wantType {
 				t.Errorf("Type = %q, want %q", se.Type, tc.wantType)
 			}
-			if tc.wantText != "" && se.Reason != tc.wantText && !strings.Contains(se.Reason, tc.wantText) {
+			if tc.wantText != "" && !strings.Contains(se.Reason, tc.wantText) {
 				t.Errorf("Reason = %q, want %q in it", se.Reason, tc.wantText)
 			}
-			if len(se.Reason) > 203 {
-				t.Errorf("Reason has %d bytes, want at most 203", len(se.Reason))
+			if se.NotElasticsearch != tc.foreign {
+				t.Errorf("NotElasticsearch = %v, want %v", se.NotElasticsearch, tc.foreign)
+			}
+			if tc.foreign {
+				want := "GET _cluster/health: status " + strconv.Itoa(se.Code) + ": the server did not answer as Elasticsearch 7.17"
+				if !strings.HasPrefix(err.Error(), want) || se.Reason != "" {
+					t.Errorf("error %q (Reason %q), want it to start %q and no reason", err, se.Reason, want)
+				}
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "<html>") {
+				t.Errorf("error %q quotes the body of an answer that is not Elasticsearch's", err)
 			}
 			if got := elastic.IsNotFound(err); got != (se.Code == 404) {
 				t.Errorf("IsNotFound = %v for code %d", got, se.Code)

@@ -18,10 +18,16 @@
 // (wait_for_completion=false) and observed on later syncs with Snapshot, Snapshots and
 // RestoreDone.
 //
+// The default transport (NewTransport) connects to no loopback, link-local or unspecified
+// address (CheckAddress), checked on the address dialed after name resolution: the cluster's
+// URL comes from a Monocle, and the operator's pod must not be made to reach its own
+// loopback or the cloud's instance metadata. A refusal matches ErrAddressRefused.
+//
 // Errors say which call failed and wrap their cause with %w. An HTTP error status is a
 // *StatusError (errors.As) carrying the code and Elasticsearch's error type and reason;
 // errors.Is(err, ErrNotFound) holds for a 404, errors.Is(err, ErrUnauthorized) for a 401
-// (credentials missing or refused). No error quotes the credentials: they travel in the
+// (credentials missing or refused). An error status quotes Elasticsearch's own error type and
+// reason, and never the body of an answer that is not Elasticsearch's. No error quotes the credentials: they travel in the
 // request's Authorization header only, never in a URL. A success status whose body is not the JSON
 // the call expects is an error too ("decoding _cluster/health: ..."), never a zero value.
 package elastic

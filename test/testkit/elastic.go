@@ -54,12 +54,14 @@ type FakeElasticsearch struct {
 	states map[esKey]*esState
 	// security is what the options set (elastic_secure.go).
 	security fakeSecurity
+	// received counts the requests by host (Received).
+	received map[string]int
 }
 
 // StartFakeElasticsearch starts a FakeElasticsearch, plain HTTP without authentication
 // unless options say otherwise (WithBasicAuth, WithTLS); Close stops it.
 func StartFakeElasticsearch(options ...FakeElasticOption) *FakeElasticsearch {
-	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}}
+	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}, received: map[string]int{}}
 	for _, o := range options {
 		o(&f.security)
 	}
@@ -83,6 +85,14 @@ func (f *FakeElasticsearch) Flag() string {
 // Close stops the fake.
 func (f *FakeElasticsearch) Close() { f.server.Close() }
 
+// Received is the number of requests the fake received for host (the host of their Host
+// header, without the port, in any case), e.g. "search.example.com".
+func (f *FakeElasticsearch) Received(host string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.received[strings.ToLower(host)]
+}
+
 // Answer makes the fake answer a for the Elasticsearch of every Monocle in namespace.
 func (f *FakeElasticsearch) Answer(namespace string, a ElasticAnswer) {
 	f.mu.Lock()
@@ -103,6 +113,7 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	a, ok := f.answers[namespace]
+	f.received[strings.ToLower(host)]++
 	f.mu.Unlock()
 	if !ok {
 		a = ElasticAnswer{Health: ElasticYellow, Allocation: Allocation40}

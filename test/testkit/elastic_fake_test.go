@@ -625,3 +625,20 @@ func TestFakeElasticCrawlerErrors(t *testing.T) {
 		t.Errorf("CrawlersProgress = %v, %v; want none", p, err)
 	}
 }
+
+// TestFakeElasticCountsRequestsByHost: Received counts what the fake got for each host,
+// whatever the case of the host and its port.
+func TestFakeElasticCountsRequestsByHost(t *testing.T) {
+	f := startFake(t)
+	c, _ := fakeClient(t, f, "ns", "m")
+	for range 2 {
+		if _, err := c.Health(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for host, want := range map[string]int{"m-elastic.ns.svc": 2, "M-Elastic.NS.svc": 2, "other-elastic.ns.svc": 0, "vm": 0} {
+		if got := f.Received(host); got != want {
+			t.Errorf("Received(%s) = %d, want %d", host, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -240,6 +241,41 @@ func TestAdviceFitsTheCluster(t *testing.T) {
 			if !strings.Contains(cond.Message, want) || strings.Contains(cond.Message, c.not) || strings.Contains(cond.Message, "kubectl logs") != (c.m == bundled && cond.Type == monoclev1alpha1.ConditionElasticsearchHealthy) {
 				t.Errorf("%s of %s: %q, want %q and not %q", cond.Type, resources.Identity(c.m), cond.Message, want, c.not)
 			}
+		}
+	}
+}
+
+// TestRefusedAddressCondition: a read refused for its address makes ElasticsearchHealthy
+// False ElasticsearchAddressRefused, naming the cluster and the read's error, for a bundled
+// node as for a cluster of one's own, and DiskPressure Unknown.
+func TestRefusedAddressCondition(t *testing.T) {
+	const why = "GET _cluster/health: dial tcp 127.0.0.1:9200: address 127.0.0.1 is loopback: the operator does not connect to loopback, link-local or unspecified addresses"
+	last := operand.Result{Done: time.Now(), Err: why, AddressRefused: true}
+	bundled := newMonocle("m")
+	external := newMonocle("m")
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "http://db.example.com:9200"}
+	for _, c := range []struct {
+		m    *monoclev1alpha1.Monocle
+		want string
+	}{
+		{bundled, "Elasticsearch at http://m-elastic." + bundled.Namespace + ".svc:9200: " + why},
+		{external, "Elasticsearch of spec.elasticsearch (http://db.example.com:9200): " + why},
+	} {
+		conds := HealthConditions(c.m, last, true)
+		for _, cond := range conds {
+			switch cond.Type {
+			case monoclev1alpha1.ConditionElasticsearchHealthy:
+				if cond.Status != metav1.ConditionFalse || cond.Reason != reasons.ElasticsearchAddressRefused || !strings.Contains(cond.Message, c.want) {
+					t.Errorf("ElasticsearchHealthy = %+v, want False %s with %q", cond, reasons.ElasticsearchAddressRefused, c.want)
+				}
+			case monoclev1alpha1.ConditionDiskPressure:
+				if cond.Status != metav1.ConditionUnknown {
+					t.Errorf("DiskPressure = %+v, want Unknown", cond)
+				}
+			}
+		}
+		if len(conds) != 2 {
+			t.Errorf("conditions %+v, want ElasticsearchHealthy and DiskPressure", conds)
 		}
 	}
 }

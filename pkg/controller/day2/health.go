@@ -61,6 +61,16 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 		healthy.Reason, healthy.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its health from"
 		disk.Reason, disk.Message = reasons.ElasticsearchNotReady, "Elasticsearch has no ready pod to read its disk use from"
 		return []metav1.Condition{healthy, disk}
+	case r.AddressRefused:
+		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.ElasticsearchAddressRefused
+		where := "at " + operand.ElasticURL(m)
+		if id := resources.Identity(m); id != "" {
+			where = "of spec.elasticsearch (" + id + ")"
+		}
+		healthy.Message = Truncate(fmt.Sprintf("The operator sent no request to Elasticsearch %s: %s; name the cluster by a host that resolves to another address",
+			where, r.Err))
+		disk.Reason, disk.Message = reasons.ElasticsearchUnreachable, "Cannot read the disk use of Elasticsearch; see ElasticsearchHealthy"
+		return []metav1.Condition{healthy, disk}
 	case r.Err != "" || r.Health == nil:
 		why := r.Err
 		if why == "" {

@@ -125,7 +125,7 @@ func TestBlocksReadPastAnyWatermark(t *testing.T) {
 			srv.Reply("GET", "/_cat/allocation", 200, tc.allocation)
 			srv.Handle("GET", "/_cluster/settings", tc.settings)
 			srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200, blocked)
-			client, err := elastic.New(srv.URL, nil)
+			client, err := elastic.New(srv.URL, srv.Transport())
 			if err != nil {
 				t.Fatal(err)
 			}

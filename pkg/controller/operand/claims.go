@@ -99,6 +99,7 @@ func (w *worker) claim(logger klog.Logger, key cache.ObjectName, uid types.UID, 
 	if err != nil {
 		logger.V(2).Info("Claiming the Elasticsearch cluster failed", "monocle", key, "err", err)
 		c.result.Err = err.Error()
+		c.result.AddressRefused = errors.Is(err, elastic.ErrAddressRefused)
 	} else {
 		if found.Owned && !was.Owned {
 			logger.Info("The Monocle owns its Elasticsearch cluster's Monocle indices", "monocle", key, "record", elastic.OwnerIndex)

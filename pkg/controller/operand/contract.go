@@ -113,6 +113,10 @@ type Result struct {
 	// (nil before one); Err says why the last read failed ("" when it did not).
 	Health *monoclev1alpha1.ElasticsearchHealth
 	Err    string
+	// AddressRefused is set when the last read failed because the cluster's host is, or
+	// resolves to, an address the operator does not connect to (elastic.ErrAddressRefused):
+	// nothing was sent, and Err says which address.
+	AddressRefused bool
 	// HealthTime is when the read that found Health started: what it found is no older.
 	HealthTime time.Time
 	// Backup is what the last read with backup or restore work did of it (nil before one).
@@ -219,4 +223,7 @@ type Claim struct {
 	// Err says why the last claim failed ("" when it did not); the fields above are then
 	// those of the claim before.
 	Err string
+	// AddressRefused is set when the last claim failed because the cluster's host is, or
+	// resolves to, an address the operator does not connect to (elastic.ErrAddressRefused).
+	AddressRefused bool
 }

@@ -208,7 +208,7 @@ func TestReadOnlyReadFailuresAreNotFatal(t *testing.T) {
 			srv.Reply("GET", "/_cat/allocation", 200, full)
 			srv.Handle("GET", "/_all/_settings/index.blocks.read_only_allow_delete", settings)
 			srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)
-			client, err := elastic.New(srv.URL, nil)
+			client, err := elastic.New(srv.URL, srv.Transport())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -330,7 +330,7 @@ func TestKeepReplicas(t *testing.T) {
 func TestKeepReplicasSendsNothingNeedless(t *testing.T) {
 	ctx := context.Background()
 	srv := elastictest.NewServer(t)
-	client, err := elastic.New(srv.URL, nil)
+	client, err := elastic.New(srv.URL, srv.Transport())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -237,7 +237,7 @@ func TestSnapshotStillRunningCountsAsTaken(t *testing.T) {
 		`"indices":["monocle.config"],"data_streams":[],"include_global_state":false,"state":"IN_PROGRESS","start_time":"2026-11-25T03:00:00.250Z",`+
 		`"start_time_in_millis":1795575600250,"end_time":"1970-01-01T00:00:00.000Z","end_time_in_millis":0,"duration_in_millis":0,"failures":[],`+
 		`"shards":{"total":0,"failed":0,"successful":0},"feature_states":[]}],"total":1,"remaining":0}`)
-	client, err := elastic.New(srv.URL, nil)
+	client, err := elastic.New(srv.URL, srv.Transport())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
@@ -79,5 +80,55 @@ func TestBundledTargetReadsTheService(t *testing.T) {
 		if last := operand.Last(w, m); last.Err != "" || last.Health == nil {
 			t.Errorf("target %+v: error %q, health %+v; want the bundled node's", target.Kind, last.Err, last.Health)
 		}
+	}
+}
+
+// TestRefusedAddressSendsNothing: a target whose host is, or resolves to, a loopback or
+// link-local address is refused before anything is sent, with or without a dial address
+// (the administrator's, here the fake's own on 127.0.0.1), and the result says so.
+func TestRefusedAddressSendsNothing(t *testing.T) {
+	srv := elastictest.NewServer(t)
+	srv.Reply("GET", "/_cluster/health", 200, elastictest.YellowHealth)
+	srv.Reply("GET", "/_cat/allocation", 200, elastictest.Allocation80)
+	srv.Reply("GET", "/_all/_settings/index.blocks.read_only_allow_delete", 200, `{}`)
+	srv.Reply("GET", "/_cat/indices/monocle.changes.1.*", 200, `[]`)
+	srv.Reply("GET", "/_cluster/settings", 200, clusterSettings96)
+	_, port, _ := strings.Cut(hostOf(t, srv), ":")
+	m := backupMonocle("")
+	m.Spec.Backup = nil
+	external := func(url string) resources.ElasticsearchTarget {
+		return resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: url}
+	}
+	for name, o := range map[string]operand.Options{
+		"the operator's transport": {},
+		"with a dial address":      {DialAddress: hostOf(t, srv)},
+	} {
+		o.Interval, o.Timeout = time.Hour, 5*time.Second
+		for _, target := range []resources.ElasticsearchTarget{
+			external("http://localhost:" + port), external("http://127.0.0.1:" + port), external("http://169.254.169.254:80"),
+			external("http://[::ffff:127.0.0.1]:" + port),
+			// The bundled node's Service and an ECK cluster's are checked as well.
+			{Kind: monoclev1alpha1.ElasticsearchECK, URL: "http://localhost:" + port},
+		} {
+			w := operand.New(context.Background(), o, func(cache.ObjectName, time.Duration) {})
+			operand.SetLast(w, m, operand.Result{})
+			operand.ReadNow(w, m, operand.Inputs{ElasticReady: true, Target: target})
+			last := operand.Last(w, m)
+			if !last.AddressRefused || !strings.Contains(last.Err, "the operator does not connect to loopback, link-local or unspecified addresses") {
+				t.Errorf("%s, %s: refused %v, error %q; want the address refused", name, target.URL, last.AddressRefused, last.Err)
+			}
+		}
+	}
+	if reqs := srv.Requests(); len(reqs) != 0 {
+		t.Errorf("the fake got %d requests, want none", len(reqs))
+	}
+	// A name outside the hosts file goes to the dial address (not looked up in DNS): read.
+	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second, DialAddress: hostOf(t, srv)},
+		func(cache.ObjectName, time.Duration) {})
+	operand.SetLast(w, m, operand.Result{})
+	operand.ReadNow(w, m, operand.Inputs{ElasticReady: true, Target: external("http://es-es-http.ns.svc:9200")})
+	if last := operand.Last(w, m); last.AddressRefused || last.Err != "" || last.Health == nil {
+		t.Errorf("a host that does not resolve, through the dial address: refused %v, error %q, health %+v; want it read",
+			last.AddressRefused, last.Err, last.Health)
 	}
 }

@@ -18,8 +18,8 @@ package operand
 import (
 	"bytes"
 	"context"
+	"errors"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -43,12 +43,16 @@ type Options struct {
 	// Timeout bounds one read (its requests together), and apart from it the backup and
 	// restore work of the read.
 	Timeout time.Duration
-	// Transport carries the requests; nil is elastic.NewTransport(). For a target with a CA
-	// of its own the worker uses a copy of it trusting that CA (elastic.TrustCA) when it is
-	// an *http.Transport, and it as is otherwise.
+	// Transport carries the requests; nil is elastic.NewTransport(), which connects to no
+	// loopback, link-local or unspecified address (elastic.CheckAddress), whatever the
+	// Monocle names: its bundled node's Service, an ECK cluster's, an external URL, and the
+	// API's Service. For a target with a CA of its own the worker uses a copy of it trusting
+	// that CA (elastic.TrustCA) when it is an *http.Transport, and it as is otherwise.
 	Transport http.RoundTripper
 	// DialAddress, when set, is the host:port every connection to an operand goes to instead
-	// of its Service (a port-forward, or a test's fake Elasticsearch).
+	// of its Service (a port-forward, or a test's fake Elasticsearch), with Transport nil:
+	// the administrator's address is not checked, the host of each request still is
+	// (elastic.NewTransportVia).
 	DialAddress string
 	// MaxReads bounds the reads under way at once, over all Monocles; 0 means 16.
 	MaxReads int
@@ -107,11 +111,7 @@ func New(ctx context.Context, o Options, enqueue func(key cache.ObjectName, afte
 	if transport == nil {
 		t := elastic.NewTransport()
 		if o.DialAddress != "" {
-			t.Proxy = nil
-			dialer := &net.Dialer{Timeout: 5 * time.Second}
-			t.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-				return dialer.DialContext(ctx, network, o.DialAddress)
-			}
+			t = elastic.NewTransportVia(o.DialAddress)
 		}
 		transport, base = t, t
 	}
@@ -372,6 +372,7 @@ func (w *worker) read(logger klog.Logger, key cache.ObjectName, uid types.UID, c
 		(crawlers != nil && (!maps.EqualFunc(was.Crawlers, crawlers, sameProgress) || !maps.EqualFunc(was.CrawlerErrors, crawlerErrors, sameErrors))) ||
 		was.APIRead != (apiURL != "") || was.APIErr != apiErr
 	r.running, was.Done, was.Err = false, time.Now(), errText
+	was.AddressRefused = errors.Is(err, elastic.ErrAddressRefused)
 	if err == nil {
 		changed = changed || was.DataNodes != dataNodes || !maps.Equal(was.Replicas, replicas) || was.ReplicasErr != replicasErr
 		was.Health, was.HealthTime, was.DataNodes = health, started, dataNodes

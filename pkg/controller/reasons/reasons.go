@@ -34,7 +34,7 @@ const (
 // InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
 // ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
 // ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
-// ElasticsearchInUse.
+// ElasticsearchInUse, ElasticsearchAddressRefused.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -230,6 +230,11 @@ const (
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"
+	// ElasticsearchAddressRefused: the cluster's host is, or resolves to, a loopback,
+	// link-local or unspecified address, which the operator does not connect to; nothing
+	// was sent (ElasticsearchHealthy, False; DiskPressure stays ElasticsearchUnreachable).
+	// Blocking: also Degraded and a Warning event.
+	ElasticsearchAddressRefused = "ElasticsearchAddressRefused"
 	// VolumeAlmostFull: the data volume is more than DiskPressurePercent full
 	// (DiskPressure, True; a Warning event when it becomes so).
 	VolumeAlmostFull = "VolumeAlmostFull"

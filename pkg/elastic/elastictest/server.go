@@ -73,6 +73,14 @@ func NewTLSServer(t testing.TB) *Server {
 	return s
 }
 
+// Transport returns a transport that reaches the fake at URL, trusting CA for
+// NewTLSServer's (httptest's client transport). The fake listens on 127.0.0.1, a loopback
+// address that elastic.NewTransport refuses: a test of anything but that refusal gives its
+// client this one.
+func (s *Server) Transport() *http.Transport {
+	return s.srv.Client().Transport.(*http.Transport)
+}
+
 // Close stops the fake: later requests get "connection refused". Closing twice is harmless.
 func (s *Server) Close() { s.srv.Close() }
 
