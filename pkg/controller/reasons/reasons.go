@@ -34,7 +34,8 @@ const (
 // InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
 // ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
 // ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
-// ElasticsearchInUse.
+// ElasticsearchInUse, ReferenceNotGranted, CrossNamespaceReferencesDisabled,
+// CredentialsRequired.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -221,6 +222,20 @@ const (
 	// (Monocle's index names are fixed); this one's API and crawler do not start
 	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
 	ElasticsearchInUse = "ElasticsearchInUse"
+	// ReferenceNotGranted: elasticsearchRef names an Elasticsearch of another namespace,
+	// and no ReferenceGrant there grants the Monocle's namespace its use, or the cluster
+	// does not serve the ReferenceGrant API; nothing of that namespace is read, the API and
+	// crawler wait (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning
+	// event.
+	ReferenceNotGranted = "ReferenceNotGranted"
+	// CrossNamespaceReferencesDisabled: elasticsearchRef names an Elasticsearch of another
+	// namespace, and the operator runs with --cross-namespace-references=false
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	CrossNamespaceReferencesDisabled = "CrossNamespaceReferencesDisabled"
+	// CredentialsRequired: elasticsearchRef names an Elasticsearch of another namespace
+	// without credentialsSecretRef; the elastic superuser is never used across namespaces
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	CredentialsRequired = "CredentialsRequired"
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"
