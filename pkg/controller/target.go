@@ -144,10 +144,11 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 //   - ElasticsearchHealthy False ElasticsearchInUse: a Monocle created earlier uses the same
 //     cluster (resources.Identity).
 //
-// An elasticsearchRef to another namespace is first checked by refuseReference (refgrant.go):
-// refused, it sets st.targetRefused, and the status says nothing of that cluster but its kind
-// and the URL the spec implies, as the operator reads nothing of it: neither the ECK
-// Elasticsearch nor a Secret, nor the worker's reads it had.
+// An elasticsearchRef to another namespace is first checked by refuseReference (refgrant.go:
+// ElasticsearchHealthy False ReferenceNotGranted, CrossNamespaceReferencesDisabled or
+// CredentialsRequired): refused, it sets st.targetRefused, and the status says nothing of
+// that cluster but its kind and the URL the spec implies, as the operator reads nothing of
+// it: neither the ECK Elasticsearch nor a Secret, nor the worker's reads it had.
 func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	m := st.m
 	es := m.Spec.Elasticsearch
