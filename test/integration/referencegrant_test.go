@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,27 @@ func createClusterUser(t *testing.T, k testkit.Kubectl, ns string) {
 		"--from-literal=username="+testkit.ClusterUser, "--from-literal=password="+testkit.ClusterPassword)
 }
 
+// tenantOf returns a kubectl acting as a tenant with edit in ns (testkit.Tenant), once edit
+// grants Monocles: deploy/02-rbac-aggregated.yaml, applied here (again, harmlessly, when the
+// suite has it), extends Kubernetes' edit to them through the ClusterRole aggregation of
+// kube-controller-manager, which takes a moment.
+func tenantOf(t *testing.T, ns string) testkit.Kubectl {
+	t.Helper()
+	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
+	tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "edit in "+ns+" granting Monocles", func() error {
+		out, err := tenant.Run(t.Context(), "auth", "can-i", "create", "monocles.monocle.monocle.change-metrics.io", "-n", ns)
+		if strings.TrimSpace(out) != "yes" {
+			return fmt.Errorf("can-i create monocles: %q (%v)", out, err)
+		}
+		return nil
+	})
+	return tenant
+}
+
 // operatorSecretReads returns the Secrets of namespace ns whose data the operator read
 // (get) after since, as the audit log has them ("name"); the metadata informer's list and
 // watch, across namespaces, are not reads of a Secret's data.
@@ -144,10 +166,7 @@ func TestReferenceGrant(t *testing.T) {
 	installECK(t)
 	env.Elastic.Answer(esNS, testkit.ElasticAnswer{Health: greenOf3, Allocation: testkit.Allocation40})
 	createECK(t, esNS, "Ready", "green")
-	tenant, err := testkit.Tenant(ctx, env.Kubectl, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tenant := tenantOf(t, ns)
 	createClusterUser(t, tenant, ns)
 	applyMonocleAs(t, tenant, ns, "m",
 		"{elasticsearchRef: {name: es, namespace: "+esNS+", credentialsSecretRef: {name: "+clusterUserSecret+"}}}")
