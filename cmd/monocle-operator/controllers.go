@@ -68,6 +68,7 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 		if err != nil {
 			return nil, nil, err
 		}
+		c.AllowCrossNamespaceReferences(o.crossNSRefs)
 		c.ReadOperands(ctx, operand.Options{Interval: o.readInterval, Timeout: o.readTimeout,
 			DialAddress: o.dialAddress, OperatorNamespace: inClusterNamespace()})
 		controllers = append(controllers, c)

@@ -63,6 +63,7 @@ type options struct {
 	readInterval  time.Duration
 	readTimeout   time.Duration
 	dialAddress   string
+	crossNSRefs   bool
 }
 
 // bindFlags registers the operator's own flags on fs, filling o, and returns the --version
@@ -86,6 +87,7 @@ func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
 	fs.DurationVar(&o.readInterval, "elasticsearch-read-interval", 30*time.Second, "How often the operator reads each Monocle's Elasticsearch health and disk use (status.elasticsearchHealth, conditions ElasticsearchHealthy and DiskPressure). 0 turns reading off.")
 	fs.DurationVar(&o.readTimeout, "elasticsearch-read-timeout", 5*time.Second, "How long one read of an Elasticsearch may take.")
 	fs.StringVar(&o.dialAddress, "operand-dial-address", "", "A host:port every connection to an operand (Elasticsearch) goes to instead of its Service: a port-forward when the operator runs outside the cluster, or a test's fake.")
+	fs.BoolVar(&o.crossNSRefs, "cross-namespace-references", true, "Let a Monocle's spec.elasticsearch.elasticsearchRef name an ECK Elasticsearch of another namespace where a ReferenceGrant of that namespace grants it. false refuses every such reference.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-address.")
 	return fs.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 }

@@ -121,6 +121,7 @@ tolerations:
 - --workers={{ .Values.workers }}
 - --kube-api-qps={{ .Values.kubeAPIQPS }}
 - --kube-api-burst={{ .Values.kubeAPIBurst }}
+- --cross-namespace-references={{ .Values.crossNamespaceReferences }}
 - --leader-elect={{ .Values.leaderElection.enabled }}
 - --leader-election-id=` + fullname + `
 - --leader-election-lease-duration={{ .Values.leaderElection.leaseDuration }}

@@ -107,7 +107,7 @@ type Controller struct {
 	jobs owned.Kind[*batchv1.Job]
 	pvcs owned.Kind[*corev1.PersistentVolumeClaim]
 	// optional holds the owned kinds of optional APIs (HTTPRoutes, Routes), served or not,
-	// and ECK's Elasticsearch, which is only read.
+	// and ECK's Elasticsearch and the Gateway API's ReferenceGrant, which are only read.
 	optional *owned.Optional
 
 	// queue holds the keys of Monocles to sync. A key is in it at most once, and is never
@@ -133,6 +133,9 @@ type Controller struct {
 	// operand reads each Monocle's operands in the background and carries out what syncs
 	// plan (ReadOperands); operand.Off() when reading is off.
 	operand operand.Worker
+	// refuseCrossNamespace refuses every elasticsearchRef to another namespace, granted or
+	// not (AllowCrossNamespaceReferences, refgrant.go).
+	refuseCrossNamespace bool
 	// operatorNamespace is the namespace of the operator's pods, which each NetworkPolicy
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
 	// cluster.
@@ -208,7 +211,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		operand:            operand.Off(),
 	}
 
-	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA}); err != nil {
+	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA,
+		refNamespaceIndex: indexByRefNamespace}); err != nil {
 		return nil, fmt.Errorf("adding the Monocle indexes: %w", err)
 	}
 	if err := inf.Monocles.Informer().SetTransform(owned.StripManagedFields); err != nil {
@@ -273,6 +277,13 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		AddFunc:    c.enqueueIdentity,
 		UpdateFunc: c.handleElasticsearchUpdate,
 		DeleteFunc: c.enqueueIdentity,
+	})
+	// ReferenceGrants are only read (refgrant.go): an event enqueues the Monocles that
+	// reference an Elasticsearch of its namespace from another.
+	c.optional.Watch(resources.ReferenceGrantResource, "ReferenceGrant", cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.handleReferenceGrant,
+		UpdateFunc: c.handleReferenceGrantUpdate,
+		DeleteFunc: c.handleReferenceGrant,
 	})
 	// The user's ConfigMap (spec.config unset): created when missing, its data never written.
 	c.userConfigMaps = c.configMaps.WithDrift(func(_, _ *corev1.ConfigMap) bool { return false },

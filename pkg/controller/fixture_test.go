@@ -63,6 +63,9 @@ type fixture struct {
 	// eckObjects are ECK Elasticsearch objects, in the dynamic client (served only when
 	// served lists resources.ECKElasticsearchResource).
 	eckObjects []*unstructured.Unstructured
+	// crossNamespaceOff turns cross-namespace references off, as
+	// --cross-namespace-references=false does.
+	crossNamespaceOff bool
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
@@ -109,6 +112,7 @@ func (f *fixture) newController() *Controller {
 		resources.PodMonitorResource: "PodMonitorList",
 		// Read only: ECK's Elasticsearch (target.go).
 		resources.ECKElasticsearchResource: "ElasticsearchList",
+		resources.ReferenceGrantResource:   "ReferenceGrantList",
 	}, f.dynamicObjects...)
 	for _, o := range f.eckObjects {
 		// The fake would guess the resource "elasticsearchs" from the kind: name it.
@@ -153,6 +157,7 @@ func (f *fixture) newController() *Controller {
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	c.random = rand.New(rand.NewSource(1))
+	c.AllowCrossNamespaceReferences(!f.crossNamespaceOff)
 	for _, m := range f.monocles {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)
 	}

@@ -185,10 +185,18 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 
 // ensureProxySecret keeps the proxy Secret "<name>-elastic-proxy" while the target needs the
 // proxy, and returns it as built (nil otherwise); it deletes the Secret once the target no
-// longer needs it. A target the proxy cannot serve is an error, and the Secret is left as it
-// is, as it is while the target is not resolved.
+// longer needs it, or once the Monocle may no longer use it (st.targetRefused: a
+// cross-namespace reference without its grant). The Secret holds the cluster's credentials,
+// so it is written only while the target is ready (st.targetReady: resolved, Ready, and used
+// by no other Monocle); until then it is returned as built but not written, which lets a
+// change that starts no pod (scaling to zero) through, and a Secret written before is left as
+// it is. A target the proxy cannot serve is an error, and the Secret is left as it is, as it
+// is while the target is not resolved.
 func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*corev1.Secret, error) {
 	m := st.m
+	if st.targetRefused {
+		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Monocle may not use the Elasticsearch of its elasticsearchRef")
+	}
 	if st.target == nil {
 		return nil, nil
 	}
@@ -198,6 +206,9 @@ func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*cor
 	desired, err := resources.NewProxySecret(m, *st.target)
 	if err != nil {
 		return nil, fmt.Errorf("building Secret %s: %w", resources.ProxySecretName(m), err)
+	}
+	if !st.targetReady {
+		return desired, nil
 	}
 	if _, err := c.secrets.Ensure(ctx, c.recorder, m, desired); err != nil {
 		return nil, err

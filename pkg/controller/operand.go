@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
@@ -49,6 +50,13 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		}
 	}
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
+	if st.targetRefused {
+		// The Monocle may not use its cluster (a cross-namespace reference without its
+		// grant): what the worker read of it while it could is dropped, and the status
+		// shows none of it.
+		c.operand.Forget(cache.MetaObjectToName(m))
+		st.status.ElasticsearchHealth = nil
+	}
 	if st.hibernation.Stopping() {
 		// Hibernation reads nothing and does nothing in the operands: the health an earlier
 		// read found stands while a pod is there to have it, and turns Unknown once none is.

@@ -48,6 +48,10 @@ type syncState struct {
 	// bundled cluster's readiness is its StatefulSet's (elasticServes).
 	target      *resources.ElasticsearchTarget
 	targetReady bool
+	// targetRefused is set when the Monocle may not use the cluster of its elasticsearchRef
+	// at all (refuseReference: another namespace's, not granted): nothing of it is read, and
+	// what the Monocle had of it (the proxy Secret, the worker's reads) goes.
+	targetRefused bool
 
 	// adopting is set while the Secret "<name>-api" is the earlier operator's; volume is the
 	// name of the Elasticsearch volume claim template (adopt).

@@ -40,6 +40,11 @@ var blocking = map[string]bool{
 	reasons.ElasticsearchNotFound:           true,
 	reasons.ElasticsearchInUse:              true,
 	reasons.ElasticsearchAddressRefused:     true,
+
+	// The refusals of a cross-namespace elasticsearchRef (refgrant.go).
+	reasons.ReferenceNotGranted:              true,
+	reasons.CrossNamespaceReferencesDisabled: true,
+	reasons.CredentialsRequired:              true,
 }
 
 // warnsOf reports whether a per-concern condition, when it takes its reason, is worth a

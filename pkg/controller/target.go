@@ -78,7 +78,9 @@ func planTarget(m *monoclev1alpha1.Monocle, tls bool) targetPlan {
 		ns := eckNamespace(m)
 		p = targetPlan{kind: monoclev1alpha1.ElasticsearchECK, url: resources.ECKURL(ns, ref.Name, tls)}
 		creds, field = ref.CredentialsSecretRef, "spec.elasticsearch.elasticsearchRef.credentialsSecretRef"
-		if creds == nil {
+		if creds == nil && ns == m.Namespace {
+			// The elastic user's Secret of another namespace is never read
+			// (refuseReference).
 			p.username = resources.ECKElasticUser
 			p.password = &secretKey{secret: types.NamespacedName{Namespace: ns, Name: resources.ECKElasticUserSecret(ref.Name)},
 				key: resources.ECKElasticUser, what: "the password of the elastic user ECK generates"}
@@ -144,6 +146,12 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 //     another Monocle (ownership.go);
 //   - ElasticsearchHealthy Unknown ElasticsearchUnclaimed: the cluster does not record the
 //     Monocle as its owner yet.
+//
+// An elasticsearchRef to another namespace is first checked by refuseReference (refgrant.go:
+// ElasticsearchHealthy False ReferenceNotGranted, CrossNamespaceReferencesDisabled or
+// CredentialsRequired): refused, it sets st.targetRefused, and the status says nothing of
+// that cluster but its kind and the URL the spec implies, as the operator reads nothing of
+// it: neither the ECK Elasticsearch nor a Secret, nor the worker's reads it had.
 func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	m := st.m
 	es := m.Spec.Elasticsearch
@@ -161,6 +169,13 @@ func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	var plan targetPlan
 	var held *metav1.Condition
 	if es.ElasticsearchRef != nil {
+		if refused := c.refuseReference(m); refused != nil {
+			cluster = monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK,
+				URL: resources.ECKURL(eckNamespace(m), es.ElasticsearchRef.Name, true)}
+			st.targetRefused = true
+			st.pinCondition(*refused)
+			return
+		}
 		eck, cond := c.readECK(m)
 		if eck == nil {
 			cluster.Kind, cluster.URL = monoclev1alpha1.ElasticsearchECK, resources.ECKURL(eckNamespace(m), es.ElasticsearchRef.Name, true)

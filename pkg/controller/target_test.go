@@ -142,12 +142,12 @@ func TestResolveElasticsearch(t *testing.T) {
 		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.default.svc:9200",
 			Phase: "Ready", Health: "green"},
 	}, {
+		// Granted or not, which refgrant_test.go tests.
 		name: "ECK in another namespace", m: withRef(otherNS), served: eckServed, secrets: eckSecrets("search", "es"),
-		eck: ecks(eckElasticsearch("search", "es", "Ready", "green", true)), ready: true,
-		want: &resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.search.svc:9200",
-			Username: "elastic", Password: "eck-password", CA: []byte(testCA)},
-		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.search.svc:9200",
-			Phase: "Ready", Health: "green"},
+		eck:     ecks(eckElasticsearch("search", "es", "Ready", "green", true)),
+		conds:   map[string]string{monoclev1alpha1.ConditionElasticsearchHealthy: reasons.ReferenceNotGranted},
+		words:   []string{"namespace search", "ReferenceGrant"},
+		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.search.svc:9200"},
 	}, {
 		name: "ECK with TLS disabled: http, no CA read", m: withRef(ref), served: eckServed, secrets: eckSecrets("default", "es")[:1],
 		eck: ecks(eckElasticsearch("default", "es", "Ready", "green", false)), ready: true,
@@ -421,8 +421,10 @@ func TestTargetEventsEnqueueTheirMonocles(t *testing.T) {
 	ext := withExternal("ext", "https://es.example.com", "creds", "")
 	sameCluster := withExternal("ext2", "https://es.example.com:443", "", "")
 	bundled := newMonocle("bundled")
+	same := withRef(monoclev1alpha1.ElasticsearchReference{Name: "es"})
+	same.Name = "same"
 	f := newFixture(t)
-	f.monocles = []*monoclev1alpha1.Monocle{eck, ext, sameCluster, bundled}
+	f.monocles = []*monoclev1alpha1.Monocle{eck, ext, sameCluster, bundled, same}
 	c := f.newController()
 	queued := func() []string {
 		var out []string
@@ -440,14 +442,17 @@ func TestTargetEventsEnqueueTheirMonocles(t *testing.T) {
 		want  []string
 	}{
 		{"ECK Elasticsearch added", func() { c.enqueueIdentity(eckElasticsearch("search", "es", "Ready", "green", true)) }, []string{"default/eck"}},
-		{"ECK Elasticsearch of another namespace", func() { c.enqueueIdentity(eckElasticsearch("default", "es", "Ready", "green", true)) }, nil},
+		{"ECK Elasticsearch of another namespace", func() { c.enqueueIdentity(eckElasticsearch("default", "es", "Ready", "green", true)) }, []string{"default/same"}},
 		{"ECK Elasticsearch resynced", func() {
 			es := eckElasticsearch("search", "es", "Ready", "green", true)
 			c.handleElasticsearchUpdate(es, es)
 		}, nil},
-		{"ECK elastic user's Secret", func() {
+		{"ECK elastic user's Secret, never read across namespaces", func() {
 			c.handleSecretMetadata(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "search", Name: "es-es-elastic-user"}})
-		}, []string{"default/eck"}},
+		}, nil},
+		{"ECK elastic user's Secret in the Monocle's namespace", func() {
+			c.handleSecretMetadata(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "es-es-elastic-user"}})
+		}, []string{"default/same"}},
 		{"ECK CA Secret", func() {
 			c.handleSecretMetadata(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "search", Name: "es-es-http-certs-public"}})
 		}, []string{"default/eck"}},

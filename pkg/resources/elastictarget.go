@@ -91,6 +91,17 @@ func ECKIdentity(namespace, name string) string { return "eck/" + namespace + "/
 // of github.com/elastic/cloud-on-k8s/v3), an API a cluster serves only where ECK is installed.
 var ECKElasticsearchResource = schema.GroupVersionResource{Group: "elasticsearch.k8s.elastic.co", Version: "v1", Resource: "elasticsearches"}
 
+// ECKElasticsearchKind is the kind of ECKElasticsearchResource, as a ReferenceGrant's `to`
+// names it.
+const ECKElasticsearchKind = "Elasticsearch"
+
+// ReferenceGrantResource is the Gateway API's ReferenceGrant, gateway.networking.k8s.io/v1beta1
+// (served by Gateway API v0.6 and later; the CRD of sigs.k8s.io/gateway-api's
+// config/crd/standard, whose storage version it is in v1.6.0), an API a cluster serves only
+// where the Gateway API's CRDs are installed. The operator only reads it: the owner of a
+// namespace grants Monocles of another namespace the use of an ECK Elasticsearch there.
+var ReferenceGrantResource = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1beta1", Resource: "referencegrants"}
+
 // The objects ECK makes for an Elasticsearch, as github.com/elastic/cloud-on-k8s/v3 v3.5.0
 // names them and as https://www.elastic.co/guide/en/cloud-on-k8s/current/k8s-services.html
 // and https://www.elastic.co/docs/deploy-manage/security/k8s-https-settings document them.

@@ -62,6 +62,8 @@ var operatorRules = []string{
 	"monitoring.coreos.com/podmonitors create", "monitoring.coreos.com/podmonitors update", "monitoring.coreos.com/podmonitors delete",
 	"elasticsearch.k8s.elastic.co/elasticsearches get", "elasticsearch.k8s.elastic.co/elasticsearches list",
 	"elasticsearch.k8s.elastic.co/elasticsearches watch",
+	"gateway.networking.k8s.io/referencegrants get", "gateway.networking.k8s.io/referencegrants list",
+	"gateway.networking.k8s.io/referencegrants watch",
 }
 
 // manifest is one object of a file in deploy/.

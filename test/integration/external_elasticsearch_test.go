@@ -62,16 +62,21 @@ func setECKStatus(t *testing.T, ns, phase, health string) {
 // spec.elasticsearch (flow YAML) when not empty.
 func applyMonocle(t *testing.T, ns, name, elasticsearch string) {
 	t.Helper()
+	applyMonocleAs(t, tenant(t, ns), ns, name, elasticsearch)
+}
+
+// applyMonocleAs is applyMonocle acting as k (a tenant of ns: testkit.Tenant).
+func applyMonocleAs(t *testing.T, k testkit.Kubectl, ns, name, elasticsearch string) {
+	t.Helper()
 	ctx := t.Context()
-	author := tenant(t, ns)
 	if _, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, "tokens", metav1.GetOptions{}); err != nil {
-		author.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+		k.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 	}
 	manifest := strings.Replace(day2Monocle, "name: m\n", "name: "+name+"\n", 1)
 	if elasticsearch != "" {
 		manifest = strings.Replace(manifest, "spec:\n", "spec:\n  elasticsearch: "+elasticsearch+"\n", 1)
 	}
-	if out, err := author.RunStdin(ctx, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+	if out, err := k.RunStdin(ctx, manifest, "apply", "-n", ns, "-f", "-"); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 }
@@ -176,18 +181,22 @@ func waitCluster(t *testing.T, ns, name, what string, check func(*monoclev1alpha
 var greenOf3 = strings.NewReplacer(`"yellow"`, `"green"`, `"number_of_nodes":1,"number_of_data_nodes":1`,
 	`"number_of_nodes":3,"number_of_data_nodes":3`, `"unassigned_shards":3`, `"unassigned_shards":0`).Replace(testkit.ElasticYellow)
 
-// TestElasticsearchRef: a Monocle referencing an ECK Elasticsearch of another namespace
-// waits, with a condition and no pod, while ECK's API is not served, while the
-// Elasticsearch does not exist and while it is not Ready; then it becomes Ready without a
-// bundled node, its pods reach the cluster through the proxy sidecar and carry no password,
-// and its health and crawlers' progress are read from that cluster (over TLS, with its CA
-// and the elastic user's password), not from the Monocle's namespace.
+// TestElasticsearchRef: a Monocle referencing an ECK Elasticsearch of another namespace, with
+// a ReferenceGrant there and credentials of its own, waits, with a condition and no pod,
+// while ECK's API is not served, while the Elasticsearch does not exist and while it is not
+// Ready; then it becomes Ready without a bundled node, its pods reach the cluster through the
+// proxy sidecar and carry no password, and its health and crawlers' progress are read from
+// that cluster (over TLS, with its CA and the Monocle's credentials), not from the Monocle's
+// namespace.
 func TestElasticsearchRef(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	ns, esNS := "eck-monocle", "eck-cluster"
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 	testkit.MustCreateNamespace(t, env.Kube, esNS)
-	ref := "{elasticsearchRef: {name: es, namespace: " + esNS + "}}"
+	installReferenceGrants(t)
+	grantMonocles(t, esNS, ns, "es")
+	createClusterUser(t, env.Kubectl, ns)
+	ref := "{elasticsearchRef: {name: es, namespace: " + esNS + ", credentialsSecretRef: {name: " + clusterUserSecret + "}}}"
 
 	if eckInstalled(t) {
 		t.Logf("ECK's CRD is installed already: the Monocle is created with it")

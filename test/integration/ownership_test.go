@@ -30,7 +30,7 @@ func TestTenantsRaceForOneCluster(t *testing.T) {
 	tenants := map[string]testkit.Kubectl{}
 	for ns := range urls {
 		testkit.MustCreateNamespace(t, env.Kube, ns)
-		tenant := tenantOf(t, ns)
+		tenant := tenant(t, ns)
 		tenants[ns] = tenant
 		tenant.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 		tenant.Must(t, "create", "secret", "generic", "es-credentials", "-n", ns, "--type=kubernetes.io/basic-auth",
@@ -91,16 +91,4 @@ func TestTenantsRaceForOneCluster(t *testing.T) {
 		t.Errorf("after the owner's deletion the record is %v, want %s's", meta, refused)
 	}
 	env.Kubectl.Must(t, "wait", "-n", refused, "--for=condition=Ready", "--timeout=120s", "monocle/m")
-}
-
-// tenantOf returns a kubectl acting as a user who holds only edit in namespace ns
-// (testkit.Tenant); the suite's set-up installed deploy/'s roles, which extend edit to
-// Monocles.
-func tenantOf(t *testing.T, ns string) testkit.Kubectl {
-	t.Helper()
-	tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tenant
 }

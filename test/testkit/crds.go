@@ -15,6 +15,8 @@ type OptionalCRDs struct {
 	// HTTPRoute is the Gateway API's HTTPRoute CRD, from the sigs.k8s.io/gateway-api module
 	// the repository requires (config/crd/standard).
 	HTTPRoute string
+	// ReferenceGrant is the Gateway API's ReferenceGrant CRD, from the same module.
+	ReferenceGrant string
 	// Route is OpenShift's Route CRD, a fixture in test/testdata/crds (its header names the
 	// openshift/api commit it comes from).
 	Route string
@@ -78,7 +80,26 @@ func FindOptionalCRDs(ctx context.Context, root string) (OptionalCRDs, error) {
 		return OptionalCRDs{}, fmt.Errorf("the Gateway API module is not in the module cache: run go mod download")
 	}
 	return OptionalCRDs{
-		HTTPRoute: filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
-		Route:     filepath.Join(root, "test", "testdata", "crds", "route.openshift.io_routes.yaml"),
+		HTTPRoute:      filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_httproutes.yaml"),
+		ReferenceGrant: filepath.Join(dir, "config", "crd", "standard", "gateway.networking.k8s.io_referencegrants.yaml"),
+		Route:          filepath.Join(root, "test", "testdata", "crds", "route.openshift.io_routes.yaml"),
 	}, nil
+}
+
+// ReferenceGrantCRDName is the name of the Gateway API's ReferenceGrant CRD
+// (OptionalCRDs.ReferenceGrant).
+const ReferenceGrantCRDName = "referencegrants.gateway.networking.k8s.io"
+
+// InstallReferenceGrants applies the Gateway API's ReferenceGrant CRD (FindOptionalCRDs) and
+// waits up to 60 s until it is Established. It returns the CRD file, for a test that removes
+// it (kubectl delete -f).
+func (e *Env) InstallReferenceGrants(ctx context.Context) (string, error) {
+	crds, err := FindOptionalCRDs(ctx, e.Root)
+	if err != nil {
+		return "", err
+	}
+	if out, err := e.Kubectl.Run(ctx, "apply", "--server-side", "-f", crds.ReferenceGrant); err != nil {
+		return "", fmt.Errorf("applying the ReferenceGrant CRD: %v: %s", err, out)
+	}
+	return crds.ReferenceGrant, e.Kubectl.WaitEstablished(ctx, ReferenceGrantCRDName)
 }

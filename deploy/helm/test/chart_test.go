@@ -123,7 +123,8 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("Chart.yaml's appVersion %s is not the Makefile's VERSION %s", appVersion[1], v)
 	}
 	args := strings.Join(toStrings(container["args"].([]any)), " ")
-	for _, a := range []string{"--http-address=:8080", "--workers=4", "--leader-elect=true", "--leader-election-id=monocle-operator"} {
+	for _, a := range []string{"--http-address=:8080", "--workers=4", "--leader-elect=true", "--leader-election-id=monocle-operator",
+		"--cross-namespace-references=true"} {
 		if !strings.Contains(args, a) {
 			t.Errorf("args %s lack %s", args, a)
 		}

@@ -34,7 +34,8 @@ const (
 // InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
 // ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
 // ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
-// ElasticsearchInUse, ElasticsearchAddressRefused.
+// ElasticsearchInUse, ElasticsearchAddressRefused, ReferenceNotGranted,
+// CrossNamespaceReferencesDisabled, CredentialsRequired.
 // Each of those is also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
@@ -227,6 +228,20 @@ const (
 	// its cluster's Monocle indices: the claim is under way, or failed (the message gives the
 	// error); the API and crawler wait (ElasticsearchHealthy, Unknown).
 	ElasticsearchUnclaimed = "ElasticsearchUnclaimed"
+	// ReferenceNotGranted: elasticsearchRef names an Elasticsearch of another namespace,
+	// and no ReferenceGrant there grants the Monocle's namespace its use, or the cluster
+	// does not serve the ReferenceGrant API; nothing of that namespace is read, the API and
+	// crawler wait (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning
+	// event.
+	ReferenceNotGranted = "ReferenceNotGranted"
+	// CrossNamespaceReferencesDisabled: elasticsearchRef names an Elasticsearch of another
+	// namespace, and the operator runs with --cross-namespace-references=false
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	CrossNamespaceReferencesDisabled = "CrossNamespaceReferencesDisabled"
+	// CredentialsRequired: elasticsearchRef names an Elasticsearch of another namespace
+	// without credentialsSecretRef; the elastic superuser is never used across namespaces
+	// (ElasticsearchHealthy, False). Blocking: also Degraded and a Warning event.
+	CredentialsRequired = "CredentialsRequired"
 	// ElasticsearchUnreachable: the operator could not read Elasticsearch (both
 	// conditions, Unknown); the message gives the error.
 	ElasticsearchUnreachable = "ElasticsearchUnreachable"
