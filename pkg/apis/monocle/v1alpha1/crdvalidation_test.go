@@ -14,10 +14,13 @@ import (
 	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	schemavalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/environment"
 	"sigs.k8s.io/yaml"
 )
 
@@ -160,4 +163,51 @@ func TestCRDIsValid(t *testing.T) {
 			t.Error(e)
 		}
 	}
+}
+
+// oldestServedKubernetes is the oldest kube-apiserver that accepts the CRD's rules, whose
+// CEL environment for new rules is that of the release before it (apiserver's
+// environment.DefaultCompatibilityVersion): the quantity library (isQuantity), introduced in
+// that environment at 1.28, makes it 1.29. The IP and CIDR libraries (isIP, ip(...)), at
+// 1.30, would make it 1.31: the URL rules use regexes instead.
+var oldestServedKubernetes = version.MajorMinor(1, 29)
+
+// TestCRDRulesCompileOnOldestKubernetes compiles every rule of the CRD in the CEL
+// environment of new rules of oldestServedKubernetes, so that a rule needing a newer library
+// fails here rather than at kubectl apply on an older cluster.
+func TestCRDRulesCompileOnOldestKubernetes(t *testing.T) {
+	c := crd(t)
+	compat := version.MajorMinor(oldestServedKubernetes.Major(), oldestServedKubernetes.Minor()-1)
+	envSet := environment.MustBaseEnvSet(compat)
+	rules := 0
+	var walk func(path string, s *structuralschema.Structural, root bool)
+	walk = func(path string, s *structuralschema.Structural, root bool) {
+		if s == nil {
+			return
+		}
+		if len(s.XValidations) > 0 {
+			results, err := cel.Compile(s, model.SchemaDeclType(s, root), celconfig.PerCallLimit, envSet, cel.NewExpressionsEnvLoader())
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+			}
+			for i, r := range results {
+				rules++
+				if r.Error != nil {
+					t.Errorf("%s: rule %q does not compile on Kubernetes %s: %v", path, s.XValidations[i].Rule, oldestServedKubernetes, r.Error)
+				}
+			}
+		}
+		for name, p := range s.Properties {
+			walk(path+"."+name, &p, false)
+		}
+		walk(path+"[]", s.Items, false)
+		if s.AdditionalProperties != nil {
+			walk(path+"{}", s.AdditionalProperties.Structural, false)
+		}
+	}
+	walk("", c.structural, true)
+	if rules == 0 {
+		t.Fatal("no rule found")
+	}
+	t.Logf("%d rules compile in the CEL environment of Kubernetes %s", rules, oldestServedKubernetes)
 }
