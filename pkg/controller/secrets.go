@@ -210,9 +210,10 @@ func keepUserSecret(secret *corev1.Secret) userSecret {
 	return e
 }
 
-// secretsCheck is what checkSecrets found, and then withTrustedCA.
+// secretsCheck is what checkSecrets found, and then withTrustedCA and withProxyCredentials.
 type secretsCheck struct {
-	// hash is the data hash of the Secret spec.secretRef names ("" without one).
+	// hash is the data hash of the Secret spec.secretRef names ("" without one), joined by
+	// that of spec.proxy.credentialsSecretRef's when it is set.
 	hash string
 	// caHash is the hash of the spec.trustedCA bundle ("" without one).
 	caHash string
