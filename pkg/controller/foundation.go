@@ -139,6 +139,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 	ca, err := c.checkTrustedCA(ctx, m)
 	st.fail(err)
 	f.secrets = f.secrets.withTrustedCA(ca)
+	proxyCredentials, err := c.checkProxyCredentials(ctx, m)
+	st.fail(err)
+	f.secrets = f.secrets.withProxyCredentials(proxyCredentials)
 	st.setCondition(f.secrets.condition)
 	if oidc := day2.OIDCCondition(m, f.config.parsed); oidc != nil {
 		st.setCondition(*oidc)

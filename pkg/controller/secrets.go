@@ -23,7 +23,8 @@ import (
 )
 
 // secretRefIndex indexes Monocles by "<namespace>/<name>" of each Secret they read: the one
-// spec.secretRef names and those of their Elasticsearch (targetSecrets).
+// spec.secretRef names, that of spec.proxy.credentialsSecretRef and those of their
+// Elasticsearch (targetSecrets).
 const secretRefIndex = "secretRef"
 
 func indexBySecretRef(obj any) ([]string, error) {
@@ -34,6 +35,9 @@ func indexBySecretRef(obj any) ([]string, error) {
 	var out []string
 	if m.Spec.SecretRef != nil {
 		out = append(out, m.Namespace+"/"+m.Spec.SecretRef.Name)
+	}
+	if s, ok := proxyCredentialsSecret(m); ok {
+		out = append(out, s.String())
 	}
 	for _, s := range targetSecrets(m) {
 		out = append(out, s.String())
@@ -190,22 +194,26 @@ func readReferenced[O metav1.Object, V any](ctx context.Context, kind string, li
 // not exist (readSecret).
 func (c *Controller) readUserSecret(ctx context.Context, m *monoclev1alpha1.Monocle) (*userSecret, error) {
 	name := types.NamespacedName{Namespace: m.Namespace, Name: m.Spec.SecretRef.Name}
-	e, ok, err := readSecret(ctx, c, c.userSecrets, name, func(secret *corev1.Secret) userSecret {
-		e := userSecret{dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
-		for k, v := range secret.Data {
-			e.keys[k] = len(v) > 0
-		}
-		return e
-	})
+	e, ok, err := readSecret(ctx, c, c.userSecrets, name, keepUserSecret)
 	if !ok {
 		return nil, err
 	}
 	return &e, nil
 }
 
-// secretsCheck is what checkSecrets found, and then withTrustedCA.
+// keepUserSecret keeps of a user Secret the hash of its data and which keys are non-empty.
+func keepUserSecret(secret *corev1.Secret) userSecret {
+	e := userSecret{dataHash: resources.DataHash(secret.Data), keys: map[string]bool{}}
+	for k, v := range secret.Data {
+		e.keys[k] = len(v) > 0
+	}
+	return e
+}
+
+// secretsCheck is what checkSecrets found, and then withTrustedCA and withProxyCredentials.
 type secretsCheck struct {
-	// hash is the data hash of the Secret spec.secretRef names ("" without one).
+	// hash is the data hash of the Secret spec.secretRef names ("" without one), joined by
+	// that of spec.proxy.credentialsSecretRef's when it is set.
 	hash string
 	// caHash is the hash of the spec.trustedCA bundle ("" without one).
 	caHash string

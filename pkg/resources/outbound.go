@@ -93,9 +93,29 @@ func addOutbound(m *monoclev1alpha1.Monocle, in Inputs, tmpl *corev1.PodTemplate
 	tmpl.Annotations[TrustedCAHashAnnotation] = in.TrustedCAHash
 }
 
+// The variables that hold the proxy's credentials of spec.proxy.credentialsSecretRef, read
+// from the Secret's keys ProxyUsernameKey and ProxyPasswordKey (secretKeyRef), which
+// https_proxy and http_proxy refer to.
+const (
+	ProxyUsernameVar = "MONOCLE_PROXY_USERNAME"
+	ProxyPasswordVar = "MONOCLE_PROXY_PASSWORD"
+	ProxyUsernameKey = "username"
+	ProxyPasswordKey = "password"
+)
+
+// proxyUserinfo is the userinfo of the proxy URLs with spec.proxy.credentialsSecretRef: the
+// kubelet replaces each $(VAR) by the value of VAR when VAR is defined earlier in the
+// container's env (k8s.io/api core/v1 EnvVar.Value, "Variable references $(VAR_NAME) are
+// expanded using the previously defined environment variables in the container"), without
+// escaping it.
+const proxyUserinfo = "$(" + ProxyUsernameVar + "):$(" + ProxyPasswordVar + ")@"
+
 // OutboundEnv is the environment spec.proxy, spec.trustedCA and spec.crawler.tls give the
 // container of component (ComponentAPI or ComponentCrawler) of m, whose Elasticsearch access
 // is e, in a fixed order:
+//   - with spec.proxy.credentialsSecretRef: ProxyUsernameVar and ProxyPasswordVar from the
+//     Secret's keys, which the proxy URLs then refer to (proxyUserinfo), so that no
+//     credential is in the pod spec;
 //   - with spec.proxy: https_proxy and http_proxy when given, no_proxy (NoProxy), and on the
 //     crawler API_PROXY="", so that the crawler reaches the API in the cluster directly even
 //     when a user's Secret sets API_PROXY;
@@ -107,11 +127,26 @@ func OutboundEnv(m *monoclev1alpha1.Monocle, e ElasticAccess, component string) 
 	var env []corev1.EnvVar
 	add := func(name, value string) { env = append(env, corev1.EnvVar{Name: name, Value: value}) }
 	if p := m.Spec.Proxy; p != nil {
+		proxyURL := func(u string) string { return u }
+		if ref := p.CredentialsSecretRef; ref != nil {
+			fromSecret := func(name, key string) corev1.EnvVar {
+				return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: key}}}
+			}
+			env = append(env, fromSecret(ProxyUsernameVar, ProxyUsernameKey), fromSecret(ProxyPasswordVar, ProxyPasswordKey))
+			proxyURL = func(u string) string {
+				// Admission makes every proxy URL http:// without userinfo.
+				if rest, ok := strings.CutPrefix(u, "http://"); ok {
+					return "http://" + proxyUserinfo + rest
+				}
+				return u
+			}
+		}
 		if p.HTTPSProxy != "" {
-			add("https_proxy", p.HTTPSProxy)
+			add("https_proxy", proxyURL(p.HTTPSProxy))
 		}
 		if p.HTTPProxy != "" {
-			add("http_proxy", p.HTTPProxy)
+			add("http_proxy", proxyURL(p.HTTPProxy))
 		}
 		add("no_proxy", NoProxy(m, e, component))
 		if component == ComponentCrawler {

@@ -20,7 +20,7 @@ var outboundNames = []string{"https_proxy", "http_proxy", "no_proxy", "API_PROXY
 func withOutbound() *monoclev1alpha1.Monocle {
 	m := minimal()
 	m.Spec.Proxy = &monoclev1alpha1.OutboundProxy{
-		HTTPSProxy: "http://proxy.corp:3128", HTTPProxy: "http://user:pw@proxy.corp:3128",
+		HTTPSProxy: "http://proxy.corp:3128", HTTPProxy: "http://proxy.corp:8080",
 		NoProxy: ".corp.example.com,,ghe.example.com,localhost",
 	}
 	m.Spec.TrustedCA = &monoclev1alpha1.ConfigMapKeyReference{Name: "corp-bundle", Key: "bundle.pem"}
@@ -67,10 +67,10 @@ func TestOutboundEnv(t *testing.T) {
 		"nothing set": {m: minimal()},
 		"everything, bundled Elasticsearch": {
 			m: withOutbound(),
-			api: []string{"https_proxy=http://proxy.corp:3128", "http_proxy=http://user:pw@proxy.corp:3128",
+			api: []string{"https_proxy=http://proxy.corp:3128", "http_proxy=http://proxy.corp:8080",
 				"no_proxy=.corp.example.com,ghe.example.com,localhost," + demoAPINoProxy + "," + demoElasticNoProxy + ",127.0.0.1",
 				"SSL_CERT_FILE=/etc/pki/tls/certs/ca-bundle.crt"},
-			crawler: []string{"https_proxy=http://proxy.corp:3128", "http_proxy=http://user:pw@proxy.corp:3128",
+			crawler: []string{"https_proxy=http://proxy.corp:3128", "http_proxy=http://proxy.corp:8080",
 				"no_proxy=.corp.example.com,ghe.example.com,localhost," + demoAPINoProxy + ",127.0.0.1",
 				"API_PROXY=", "SSL_CERT_FILE=/etc/pki/tls/certs/ca-bundle.crt", "TLS_NO_VERIFY=1", "TLS_CIPHERS=HIGH:!aNULL"},
 			apiCA: true, crawlerCA: true,
@@ -214,12 +214,15 @@ func TestOutboundRollsOnlyItsReaders(t *testing.T) {
 		caHash string
 		rolled []string
 	}{
-		"new CA bundle":      {caHash: "h2", rolled: []string{"api", "crawler"}},
-		"CA key renamed":     {change: func(m *monoclev1alpha1.Monocle) { m.Spec.TrustedCA.Key = "other" }, rolled: []string{"api", "crawler"}},
-		"proxy changed":      {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy.HTTPSProxy = "http://p2:8080" }, rolled: []string{"api", "crawler"}},
-		"noProxy changed":    {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy.NoProxy = "x" }, rolled: []string{"api", "crawler"}},
-		"crawler TLS off":    {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Crawler.TLS = nil }, rolled: []string{"crawler"}},
-		"crawler ciphers":    {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Crawler.TLS.Ciphers = "DEFAULT" }, rolled: []string{"crawler"}},
+		"new CA bundle":   {caHash: "h2", rolled: []string{"api", "crawler"}},
+		"CA key renamed":  {change: func(m *monoclev1alpha1.Monocle) { m.Spec.TrustedCA.Key = "other" }, rolled: []string{"api", "crawler"}},
+		"proxy changed":   {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy.HTTPSProxy = "http://p2:8080" }, rolled: []string{"api", "crawler"}},
+		"noProxy changed": {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy.NoProxy = "x" }, rolled: []string{"api", "crawler"}},
+		"crawler TLS off": {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Crawler.TLS = nil }, rolled: []string{"crawler"}},
+		"crawler ciphers": {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Crawler.TLS.Ciphers = "DEFAULT" }, rolled: []string{"crawler"}},
+		"proxy credentials": {change: func(m *monoclev1alpha1.Monocle) {
+			m.Spec.Proxy.CredentialsSecretRef = &monoclev1alpha1.SecretReference{Name: "proxy-credentials"}
+		}, rolled: []string{"api", "crawler"}},
 		"proxy removed":      {change: func(m *monoclev1alpha1.Monocle) { m.Spec.Proxy = nil }, rolled: []string{"api", "crawler"}},
 		"trusted CA removed": {change: func(m *monoclev1alpha1.Monocle) { m.Spec.TrustedCA = nil }, rolled: []string{"api", "crawler"}},
 	} {
@@ -236,5 +239,79 @@ func TestOutboundRollsOnlyItsReaders(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOutboundProxyCredentials checks that spec.proxy.credentialsSecretRef puts no credential
+// in the pod spec: the crawler and the API read the Secret's username and password into
+// variables by secretKeyRef, defined before the proxy URLs that refer to them, which the
+// kubelet expands; API_PROXY stays empty; no other container reads the Secret.
+func TestOutboundProxyCredentials(t *testing.T) {
+	m := withOutbound()
+	m.Spec.Proxy.CredentialsSecretRef = &monoclev1alpha1.SecretReference{Name: "proxy-credentials"}
+	const userinfo = "$(MONOCLE_PROXY_USERNAME):$(MONOCLE_PROXY_PASSWORD)@"
+	sidecar := ElasticAccess{Target: ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "https://es.example.com", Username: "u"}}
+	in := Inputs{ConfigHash: "c", SecretHash: "s", Elastic: sidecar, TrustedCAHash: "h"}
+	for _, w := range []struct {
+		component string
+		tmpl      corev1.PodTemplateSpec
+		want      []string
+	}{
+		{ComponentAPI, NewAPIDeployment(m, in).Spec.Template, []string{
+			"https_proxy=http://" + userinfo + "proxy.corp:3128", "http_proxy=http://" + userinfo + "proxy.corp:8080"}},
+		{ComponentCrawler, NewCrawlerDeployment(m, in).Spec.Template, []string{
+			"https_proxy=http://" + userinfo + "proxy.corp:3128", "http_proxy=http://" + userinfo + "proxy.corp:8080", "API_PROXY="}},
+	} {
+		c := w.tmpl.Spec.Containers[0]
+		if got := envOf(c, []string{"https_proxy", "http_proxy", "API_PROXY"}); !slices.Equal(got, w.want) {
+			t.Errorf("%s env:\n got %q\nwant %q", w.component, got, w.want)
+		}
+		for name, key := range map[string]string{ProxyUsernameVar: "username", ProxyPasswordVar: "password"} {
+			i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+			if i < 0 {
+				t.Errorf("%s: no %s", w.component, name)
+				continue
+			}
+			e := c.Env[i]
+			want := &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "proxy-credentials"}, Key: key}}
+			if e.Value != "" || !equality.Semantic.DeepEqual(e.ValueFrom, want) {
+				t.Errorf("%s: %s = %+v, want only the Secret's key %s", w.component, name, e, key)
+			}
+		}
+		checkReferencesDefinedEarlier(t, w.component, c.Env)
+	}
+	others := map[string]corev1.PodTemplateSpec{
+		"elasticsearch": NewElasticStatefulSet(m, "", Inputs{}).Spec.Template,
+		"update-idents": NewUpdateIdentsJob(m, "c", sidecar).Spec.Template,
+		"sidecar":       {Spec: corev1.PodSpec{Containers: NewAPIDeployment(m, in).Spec.Template.Spec.InitContainers}},
+	}
+	for name, tmpl := range others {
+		for _, c := range append(tmpl.Spec.Containers, tmpl.Spec.InitContainers...) {
+			for _, e := range c.Env {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "proxy-credentials" {
+					t.Errorf("%s, container %s reads the proxy credentials into %s", name, c.Name, e.Name)
+				}
+			}
+		}
+	}
+}
+
+// checkReferencesDefinedEarlier checks that every $(NAME) in the values of env names a
+// variable defined before it in env: the kubelet expands only those, and leaves the others
+// as they are.
+func checkReferencesDefinedEarlier(t *testing.T, component string, env []corev1.EnvVar) {
+	t.Helper()
+	for i, e := range env {
+		for rest := e.Value; ; {
+			_, after, ok := strings.Cut(rest, "$(")
+			if !ok {
+				break
+			}
+			name, tail, _ := strings.Cut(after, ")")
+			if !slices.ContainsFunc(env[:i], func(d corev1.EnvVar) bool { return d.Name == name }) {
+				t.Errorf("%s: %s refers to $(%s), which is not defined before it", component, e.Name, name)
+			}
+			rest = tail
+		}
 	}
 }

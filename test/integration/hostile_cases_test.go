@@ -1,9 +1,19 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
 // hostileCase is one malformed or hostile Monocle, applied with kubectl as a user would.
@@ -31,6 +41,9 @@ type hostileCase struct {
 	condition *hostileCondition
 	// check, when set, runs after the condition is reported.
 	check func(ns string) error
+	// tenant runs the case's objects and hostile step as the namespace's tenant
+	// (testkit.Tenant: a user holding only edit there), a Monocle author.
+	tenant bool
 }
 
 // hostileCondition is a condition of the Monocle "m" (or of monocle) the test waits for.
@@ -76,6 +89,20 @@ func hostileInvalidConfig(name, config string, message ...string) hostileCase {
 func hostileRejectedCreate(name, monocle, spec string, rejected ...string) hostileCase {
 	return hostileCase{name: name, manifest: hostileManifest(monocle, spec), rejected: rejected}
 }
+
+// hostileTenantRejected is hostileRejectedCreate run by the namespace's tenant.
+func hostileTenantRejected(name, monocle, spec string, rejected ...string) hostileCase {
+	c := hostileRejectedCreate(name, monocle, spec, rejected...)
+	c.tenant = true
+	return c
+}
+
+// hostileProxyPassword is the password of the proxy credentials Secret of the cases: it must
+// be in no pod, Deployment or Job.
+const hostileProxyPassword = "pr0xy-S3cret-do-not-leak"
+
+// hostileProxyCredentials is the basic-auth Secret "proxy-credentials" of the cases.
+const hostileProxyCredentials = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: proxy-credentials\ntype: kubernetes.io/basic-auth\nstringData:\n  username: monocle\n  password: " + hostileProxyPassword + "\n"
 
 func hostileRejectedPatch(name, base, patch string, rejected ...string) hostileCase {
 	return hostileCase{name: name, objects: hostileTokensSecret, base: base, patch: patch, rejected: rejected}
@@ -171,6 +198,46 @@ func hostileCases() []hostileCase {
 			"spec.maintenance[0].operation", "Unsupported value"),
 		hostileRejectedCreate("two requests of one name", "t-maint-dup", `{maintenance: [{name: a, operation: WipeCrawlerData, workspace: w, crawler: c}, {name: a, operation: WipeCrawlerData, workspace: w, crawler: d}]}`,
 			"spec.maintenance[1]", "Duplicate value"),
+		// Pod metadata with a syntax the API server would refuse on the pod template, by a tenant.
+		hostileTenantRejected("podLabels value with a space", "t-labels-value", `{api: {podLabels: {team: "a b"}}}`, "spec.api.podLabels.team", "should match"),
+		hostileTenantRejected("podLabels value of 64", "t-labels-long", `{crawler: {podLabels: {team: `+strings.Repeat("v", 64)+`}}}`, "spec.crawler.podLabels.team", "Too long"),
+		hostileTenantRejected("podLabels key with a space", "t-labels-key", `{crawler: {podLabels: {"cost center": "42"}}}`, "spec.crawler.podLabels", "podLabels keys must be qualified names"),
+		hostileTenantRejected("nodeSelector value with a slash", "t-selector-value", `{elasticsearch: {nodeSelector: {pool: "a/b"}}}`, "spec.elasticsearch.nodeSelector.pool", "should match"),
+		hostileTenantRejected("nodeSelector key of two slashes", "t-selector-key", `{api: {nodeSelector: {"a/b/c": x}}}`, "spec.api.nodeSelector", "nodeSelector keys must be qualified names"),
+		hostileTenantRejected("podAnnotations key with a space", "t-annotations-key", `{jobs: {podAnnotations: {"my note": "free text is fine"}}}`, "spec.jobs.podAnnotations", "podAnnotations keys must be qualified names"),
+		// An external Elasticsearch that is the pod itself, its node or the cloud's metadata service, by a tenant.
+		hostileTenantRejected("external port out of range", "t-es-port", `{elasticsearch: {external: {url: "http://es.example.com:99999"}}}`,
+			"spec.elasticsearch.external.url", "port must be from 1 to 65535"),
+		hostileTenantRejected("external on localhost", "t-es-localhost", `{elasticsearch: {external: {url: "http://localhost:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on loopback", "t-es-loopback", `{elasticsearch: {external: {url: "http://127.0.0.1:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on loopback spelt 127.1", "t-es-loopback-short", `{elasticsearch: {external: {url: "http://127.1:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on IPv6 loopback", "t-es-loopback6", `{elasticsearch: {external: {url: "http://[::1]:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on IPv4-mapped loopback", "t-es-mapped", `{elasticsearch: {external: {url: "http://[::ffff:127.0.0.1]:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on 0.0.0.0", "t-es-unspecified", `{elasticsearch: {external: {url: "http://0.0.0.0:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on the metadata service", "t-es-metadata", `{elasticsearch: {external: {url: "http://169.254.169.254"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		hostileTenantRejected("external on IPv6 link-local", "t-es-linklocal6", `{elasticsearch: {external: {url: "http://[fe80::1]:9200"}}}`,
+			"spec.elasticsearch.external.url", "host must not be localhost"),
+		// Proxy credentials in the spec, by a tenant.
+		hostileTenantRejected("httpsProxy with credentials", "t-proxy-userinfo", `{proxy: {httpsProxy: "http://user:secret@proxy.example.com:3128"}}`,
+			"spec.proxy.httpsProxy", "without credentials (use proxy.credentialsSecretRef)"),
+		hostileTenantRejected("httpProxy with a user", "t-proxy-user", `{proxy: {httpProxy: "http://user@proxy.example.com:3128"}}`,
+			"spec.proxy.httpProxy", "without credentials (use proxy.credentialsSecretRef)"),
+		hostileTenantRejected("proxy credentials without a proxy", "t-proxy-nourl", `{proxy: {credentialsSecretRef: {name: proxy-credentials}}}`,
+			"spec.proxy", "credentialsSecretRef needs httpsProxy or httpProxy"),
+		{name: "proxy credentials from a Secret", tenant: true, objects: hostileProxyCredentials,
+			manifest:  hostileManifest("m", `{proxy: {httpsProxy: "http://proxy.example.com:3128", credentialsSecretRef: {name: proxy-credentials}}}`),
+			condition: &hostileCondition{typ: "SecretsReady", status: "True"},
+			check:     hostileProxyCredentialsOnlyReferred},
+		{name: "proxy credentials Secret missing", tenant: true,
+			manifest:  hostileManifest("m", `{proxy: {httpsProxy: "http://proxy.example.com:3128", credentialsSecretRef: {name: gone}}}`),
+			condition: &hostileCondition{typ: "SecretsReady", status: "False", reason: "SecretNotFound", message: []string{"gone", "spec.proxy.credentialsSecretRef"}}},
 		// Unknown fields.
 		hostileRejectedCreate("unknown field", "t-unknown", `{wipeData: true}`, `unknown field "spec.wipeData"`),
 		hostileRejectedCreate("unknown nested field", "t-unknown-nested", `{api: {privileged: true}}`, `unknown field "spec.api.privileged"`),
@@ -292,4 +359,62 @@ func hostileConfigMapWithout(text string) func(ns string) error {
 		}
 		return nil
 	}
+}
+
+// hostileProxyCredentialsOnlyReferred checks that the API's and the crawler's pods of Monocle
+// "m" read the proxy's credentials from the Secret "proxy-credentials" by secretKeyRef, that
+// their proxy URL refers to them, and that the password is in no pod, Deployment or Job.
+func hostileProxyCredentialsOnlyReferred(ns string) error {
+	var pods corev1.PodList
+	err := testkit.Poll(context.Background(), time.Second, 120*time.Second, "the API's and the crawler's pods exist", func(ctx context.Context) error {
+		list, err := hostileAPI.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: resources.InstanceLabel + "=m"})
+		if err != nil {
+			return err
+		}
+		var components []string
+		for _, p := range list.Items {
+			components = append(components, p.Labels[resources.ComponentLabel])
+		}
+		if !slices.Contains(components, resources.ComponentAPI) || !slices.Contains(components, resources.ComponentCrawler) {
+			return fmt.Errorf("pods of components %v", components)
+		}
+		pods = *list
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		component := p.Labels[resources.ComponentLabel]
+		if component != resources.ComponentAPI && component != resources.ComponentCrawler {
+			continue
+		}
+		c := p.Spec.Containers[slices.IndexFunc(p.Spec.Containers, func(c corev1.Container) bool { return c.Name == component })]
+		refs := map[string]string{}
+		var httpsProxy string
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == "proxy-credentials" {
+				refs[e.Name] = e.ValueFrom.SecretKeyRef.Key
+			}
+			if e.Name == "https_proxy" {
+				httpsProxy = e.Value
+			}
+		}
+		if want := map[string]string{resources.ProxyUsernameVar: "username", resources.ProxyPasswordVar: "password"}; !maps.Equal(refs, want) {
+			return fmt.Errorf("pod %s reads %v from Secret proxy-credentials, want %v", p.Name, refs, want)
+		}
+		if want := "http://$(MONOCLE_PROXY_USERNAME):$(MONOCLE_PROXY_PASSWORD)@proxy.example.com:3128"; httpsProxy != want {
+			return fmt.Errorf("pod %s: https_proxy=%q, want %q", p.Name, httpsProxy, want)
+		}
+	}
+	for _, kind := range []string{"pods", "deployments", "replicasets", "jobs", "monocles"} {
+		out, err := hostileKubectl("", "get", "-n", ns, kind, "-o", "json")
+		if err != nil {
+			return fmt.Errorf("listing %s: %v: %s", kind, err, out)
+		}
+		if strings.Contains(out, hostileProxyPassword) {
+			return fmt.Errorf("the proxy password is in the %s of namespace %s", kind, ns)
+		}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -196,8 +197,18 @@ func runHostileCase(ctx context.Context, ns string, own bool, c hostileCase) *ho
 			return r
 		}
 	}
+	// run runs kubectl as the case's author: the namespace's tenant, or the admin.
+	run := hostileKubectl
+	if c.tenant {
+		tenant, err := hostileTenant(ctx, ns)
+		if err != nil {
+			r.errorf("%v", err)
+			return r
+		}
+		run = func(stdin string, args ...string) (string, error) { return hostileKubectlAs(tenant, stdin, args...) }
+	}
 	if c.objects != "" {
-		if out, err := hostileKubectl(c.objects, "apply", "-n", ns, "-f", "-"); err != nil {
+		if out, err := run(c.objects, "apply", "-n", ns, "-f", "-"); err != nil {
 			r.errorf("creating the case's objects: %v: %s", err, out)
 			return r
 		}
@@ -223,11 +234,11 @@ func runHostileCase(ctx context.Context, ns string, own bool, c hostileCase) *ho
 	var err error
 	switch {
 	case c.patch != "":
-		out, err = hostileKubectl("", "patch", "-n", ns, "monocle/m", "--type=merge", "-p", c.patch)
+		out, err = run("", "patch", "-n", ns, "monocle/m", "--type=merge", "-p", c.patch)
 	case c.base != "":
-		out, err = hostileKubectl(c.manifest, "apply", "-n", ns, "-f", "-")
+		out, err = run(c.manifest, "apply", "-n", ns, "-f", "-")
 	default:
-		out, err = hostileKubectl(c.manifest, "create", "-n", ns, "-f", "-")
+		out, err = run(c.manifest, "create", "-n", ns, "-f", "-")
 	}
 	r.logf("kubectl: %v\n%s", err, hostileCut(out, 2000))
 
@@ -294,11 +305,63 @@ var hostileKubectlSlots = make(chan struct{}, 6)
 
 // hostileKubectl is env.Kubectl.RunStdin within hostileKubectlSlots, with a 60 s timeout.
 func hostileKubectl(stdin string, args ...string) (string, error) {
+	return hostileKubectlAs(env.Kubectl, stdin, args...)
+}
+
+// hostileKubectlAs is k.RunStdin within hostileKubectlSlots, with a 60 s timeout.
+func hostileKubectlAs(k testkit.Kubectl, stdin string, args ...string) (string, error) {
 	hostileKubectlSlots <- struct{}{}
 	defer func() { <-hostileKubectlSlots }()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	return env.Kubectl.RunStdin(ctx, stdin, args...)
+	return k.RunStdin(ctx, stdin, args...)
+}
+
+// hostileTenants are the tenants of the cases' namespaces, each bound once (cases share
+// hostileNamespace).
+var hostileTenants struct {
+	sync.Mutex
+	of map[string]testkit.Kubectl
+	// aggregated is set once deploy/02-rbac-aggregated.yaml is applied.
+	aggregated bool
+}
+
+// hostileTenant returns the tenant of namespace ns (testkit.Tenant), binding it the first
+// time, once "edit" covers Monocles: the suite's control plane starts without
+// deploy/02-rbac-aggregated.yaml, which an installation applies, so the first call applies
+// it.
+func hostileTenant(ctx context.Context, ns string) (testkit.Kubectl, error) {
+	hostileTenants.Lock()
+	defer hostileTenants.Unlock()
+	if k, ok := hostileTenants.of[ns]; ok {
+		return k, nil
+	}
+	if !hostileTenants.aggregated {
+		if out, err := hostileKubectl("", "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml")); err != nil {
+			return testkit.Kubectl{}, fmt.Errorf("applying deploy/02-rbac-aggregated.yaml: %v: %s", err, out)
+		}
+		hostileTenants.aggregated = true
+	}
+	k, err := testkit.Tenant(ctx, env.Kubectl, ns)
+	if err != nil {
+		return k, err
+	}
+	// The ClusterRole aggregation controller adds the Monocle rules to "edit" shortly after.
+	err = testkit.Poll(ctx, 250*time.Millisecond, 60*time.Second, "the tenant of "+ns+" can create Monocles", func(context.Context) error {
+		out, err := hostileKubectlAs(k, "", "auth", "can-i", "create", "monocles.monocle.monocle.change-metrics.io", "-n", ns)
+		if strings.TrimSpace(out) != "yes" {
+			return fmt.Errorf("kubectl auth can-i: %v: %s", err, out)
+		}
+		return nil
+	})
+	if err != nil {
+		return k, err
+	}
+	if hostileTenants.of == nil {
+		hostileTenants.of = map[string]testkit.Kubectl{}
+	}
+	hostileTenants.of[ns] = k
+	return k, nil
 }
 
 // hostileWaitReady waits for the Monocle's Ready condition to be True for its current generation.

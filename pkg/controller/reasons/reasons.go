@@ -67,11 +67,14 @@ const (
 	// (crawler tokens, an OIDC client secret, crawlers_api_key variables) is provided, non-empty
 	// (True).
 	SecretsPresent = "SecretsPresent"
-	// SecretNotFound: the Secret named by spec.secretRef does not exist (False).
+	// SecretNotFound: the Secret named by spec.secretRef, by spec.proxy.credentialsSecretRef
+	// or by a field of the Elasticsearch of elasticsearchRef or external does not exist
+	// (False).
 	// Blocking: also Degraded and a Warning event.
 	SecretNotFound = "SecretNotFound"
 	// SecretKeyMissing: a Secret with the credentials or the CA of the Elasticsearch of
-	// elasticsearchRef or external lacks its key (or it is empty); the message names the
+	// elasticsearchRef or external, or with the proxy's credentials
+	// (spec.proxy.credentialsSecretRef), lacks its key (or it is empty); the message names the
 	// Secret and the key, and the API and crawler wait (False). Blocking: also Degraded and
 	// a Warning event. A missing such Secret is SecretNotFound.
 	SecretKeyMissing = "SecretKeyMissing"

@@ -41,6 +41,15 @@ type ExternalElasticsearch struct {
 	// (the scheme's, 80 or 443, by default), without credentials or path, such as
 	// https://elasticsearch.example.com:9243.
 	// +kubebuilder:validation:MaxLength=2048
+	// The port is from 1 to 65535, without leading zeros. Hosts that would reach the pod
+	// itself or the node are refused: localhost and its subdomains, the loopback
+	// 127.0.0.0/8 and ::1, the unspecified 0.0.0.0/8 and ::, the link-local 169.254.0.0/16
+	// (the clouds' metadata services) and fe80::/10, an IPv6 zone, the IPv4-mapped forms of
+	// these IPv4 ranges, and IPv4 in any spelling but dotted decimal (127.1, 0x7f.0.0.1 and
+	// 2130706433 are 127.0.0.1 to the resolver's inet_aton). Admission reads the URL's text
+	// only: a name that resolves to such an address is refused when the operator connects.
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r':[0-9]*/?$') || self.matches(r':(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})/?$')",message="external.url's port must be from 1 to 65535"
+	// +kubebuilder:validation:XValidation:rule="!self.matches(r'(?i)^https?://([^/]*[.])?localhost[.]?(:[0-9]*)?/?$') && !self.matches(r'(?i)^https?://\\[([0:]*(:0*1)?\\]|[^\\]]*%|fe[89ab][0-9a-f]:|[0:]*:(ffff:)?((127|0+)[.]|169[.]254[.])|[0:]*:ffff:(7f[0-9a-f]{2}|a9fe|0{0,2}[0-9a-f]{1,2}):)') && (!self.matches(r'(?i)^https?://((0x[0-9a-f]*|[0-9]+)[.]){0,3}(0x[0-9a-f]*|[0-9]+)[.]?(:[0-9]*)?/?$') || self.matches(r'^https?://((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])[.]){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(:[0-9]*)?/?$') && !self.matches(r'^https?://(127|0|169[.]254)[.]'))",message="external.url's host must not be localhost, a loopback (127.0.0.0/8, ::1), unspecified (0.0.0.0/8, ::) or link-local (169.254.0.0/16, fe80::/10) address, nor IPv4 in another spelling than dotted decimal"
 	// +kubebuilder:validation:XValidation:rule="self.matches(r'^https?://[^\\s/?#@]+/?$') && isURL(self)",message="external.url must be http:// or https://, a host and an optional port, without credentials (use credentialsSecretRef) or path, such as https://elasticsearch.example.com:9243"
 	URL string `json:"url"`
 	// CredentialsSecretRef names a Secret of the Monocle's namespace with the keys username

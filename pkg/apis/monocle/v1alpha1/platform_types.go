@@ -13,9 +13,12 @@ import (
 // annotations of the monocle.change-metrics.io/ prefix.
 type PodPlacement struct {
 	// NodeSelector is the pods' nodeSelector (core/v1 PodSpec): the labels a node must have.
+	// Keys and values have the syntax of label keys and values (Kubernetes' "Labels and
+	// Selectors": syntax and character set).
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
-	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && !k.matches('^[^/]{254,}/'))",message="nodeSelector keys must be qualified names such as team or example.com/team: an optional DNS subdomain of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit"
+	NodeSelector map[string]LabelValue `json:"nodeSelector,omitempty"`
 	// Tolerations are the pods' tolerations (core/v1 PodSpec).
 	// +optional
 	// +kubebuilder:validation:MaxItems=32
@@ -35,17 +38,35 @@ type PodPlacement struct {
 	// +kubebuilder:validation:MaxLength=253
 	PriorityClassName string `json:"priorityClassName,omitempty"`
 	// PodLabels are added to the pods' labels. The operator's own labels cannot be set.
+	// Keys and values have the syntax of label keys and values (Kubernetes' "Labels and
+	// Selectors": syntax and character set): a key is a name of at most 63 characters with
+	// an optional DNS subdomain prefix and '/', a value at most 63 characters.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && !k.matches('^[^/]{254,}/'))",message="podLabels keys must be qualified names such as team or example.com/team: an optional DNS subdomain of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !(k in ['app.kubernetes.io/name', 'app.kubernetes.io/instance', 'app.kubernetes.io/component', 'app.kubernetes.io/managed-by', 'app.kubernetes.io/version']))",message="podLabels cannot set the operator's own labels app.kubernetes.io/name, instance, component, managed-by and version: they select the component's pods"
-	PodLabels map[string]string `json:"podLabels,omitempty"`
+	PodLabels map[string]LabelValue `json:"podLabels,omitempty"`
 	// PodAnnotations are added to the pods' annotations. Keys of the
-	// monocle.change-metrics.io/ prefix are the operator's and cannot be set.
+	// monocle.change-metrics.io/ prefix are the operator's and cannot be set. Keys have the
+	// syntax of label keys (Kubernetes' "Annotations": syntax and character set); values
+	// are free text.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$') && !k.matches('^[^/]{254,}/'))",message="podAnnotations keys must be qualified names such as team or example.com/team: an optional DNS subdomain of at most 253 characters and '/', then at most 63 letters, digits, '-', '_' or '.', beginning and ending with a letter or digit"
 	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.startsWith('monocle.change-metrics.io/'))",message="podAnnotations cannot set keys of the monocle.change-metrics.io/ prefix: they are the operator's"
 	PodAnnotations map[string]string `json:"podAnnotations,omitempty"`
 }
+
+// A CEL rule over the values of a map whose values have no maxLength exceeds the cost
+// budget of CRD validation rules, and controller-gen has no marker for the schema of a
+// map's values but that of their type: LabelValue, an alias, so that the maps stay
+// map[string]string for the code.
+
+// LabelValue is a label value: empty, or at most 63 characters (Kubernetes' "Labels and
+// Selectors": syntax and character set).
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
+type LabelValue = string
 
 // JobsSpec holds the settings of the Jobs the operator runs for a Monocle: update-idents,
 // the maintenance requests' janitor runs, and those of backups and restores.
@@ -59,20 +80,25 @@ type JobsSpec struct {
 // (1.11.2) reads the variables with http-client's proxyEnvironment (src/Monocle/Client.hs,
 // mkManager), which also honours no_proxy. The crawler reaches the API with a client of its
 // own that reads API_PROXY only, which the operator sets empty: the API is in the cluster.
+// The proxy URLs hold no credentials: a proxy that needs them takes them from the Secret
+// credentialsSecretRef names.
+// +kubebuilder:validation:XValidation:rule="!has(self.credentialsSecretRef) || has(self.httpsProxy) || has(self.httpProxy)",message="credentialsSecretRef needs httpsProxy or httpProxy"
 type OutboundProxy struct {
 	// HTTPSProxy is the proxy for https:// requests (https_proxy), such as
 	// http://proxy.example.com:3128: an http:// URL, which is all Monocle's HTTP client
 	// takes (https:// requests go through it with CONNECT); any other scheme would make the
-	// crawler and the API fail at start (http-client's Network/HTTP/Proxy.hs, envHelper).
+	// crawler and the API fail at start (http-client's Network/HTTP/Proxy.hs, envHelper). It
+	// holds no user:password@ (credentialsSecretRef gives them) and no '$', which
+	// Kubernetes would read as a $(VAR) reference.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#]+/?$') && isURL(self)",message="httpsProxy must be http://, an optional user:password@, a host and an optional port: Monocle's HTTP client takes no other proxy"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#@$]+/?$') && isURL(self)",message="httpsProxy must be http://, a host and an optional port, without credentials (use proxy.credentialsSecretRef): Monocle's HTTP client takes no other proxy"
 	HTTPSProxy string `json:"httpsProxy,omitempty"`
 	// HTTPProxy is the proxy for http:// requests (http_proxy), an http:// URL as for
 	// HTTPSProxy.
 	// +optional
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#]+/?$') && isURL(self)",message="httpProxy must be http://, an optional user:password@, a host and an optional port: Monocle's HTTP client takes no other proxy"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^http://[^\\s/?#@$]+/?$') && isURL(self)",message="httpProxy must be http://, a host and an optional port, without credentials (use proxy.credentialsSecretRef): Monocle's HTTP client takes no other proxy"
 	HTTPProxy string `json:"httpProxy,omitempty"`
 	// NoProxy is a comma-separated list of host names or domain suffixes reached without the
 	// proxy (no_proxy): "example.com" covers example.com and its subdomains; ports, wildcards
@@ -83,6 +109,15 @@ type OutboundProxy struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +kubebuilder:validation:Pattern=`^[^\s]*$`
 	NoProxy string `json:"noProxy,omitempty"`
+	// CredentialsSecretRef names a Secret of the Monocle's namespace with the keys username
+	// and password (type kubernetes.io/basic-auth) that the proxy's basic authentication
+	// takes. The pods read them from the Secret into MONOCLE_PROXY_USERNAME and
+	// MONOCLE_PROXY_PASSWORD, and https_proxy and http_proxy refer to these variables
+	// (http://$(MONOCLE_PROXY_USERNAME):$(MONOCLE_PROXY_PASSWORD)@host:port, expanded by
+	// the kubelet), so no password is in the pod spec. Kubernetes does not escape the values:
+	// they must be URL-safe, or percent-encoded in the Secret (RFC 3986 userinfo).
+	// +optional
+	CredentialsSecretRef *SecretReference `json:"credentialsSecretRef,omitempty"`
 }
 
 // ConfigMapKeyReference names one key of a ConfigMap in the Monocle's namespace.
