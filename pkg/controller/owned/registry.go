@@ -17,8 +17,8 @@ type Registry struct {
 	handler  cache.ResourceEventHandler
 	manager  string
 	contests *Contests
-	synced  []cache.InformerSynced
-	errs    []error
+	synced   []cache.InformerSynced
+	errs     []error
 }
 
 // NewRegistry returns a Registry whose kinds send their informers' events to handler, write
