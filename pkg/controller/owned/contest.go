@@ -25,9 +25,11 @@ import (
 // template a rollout. Contests notices that and backs off:
 //
 //   - Set back: a field the operator just wrote (an update that repaired drift) differs again
-//     within contestWindow, in a later version of the object. Its managedFields, read from the
-//     API server then (the informers' caches drop them), name the field managers other than the
-//     operator's that own the field or a field under it.
+//     within contestWindow, in a later version of the object, and did so after the operator's
+//     write before (contestSetBacks in a row): a person who edits a field twice is answered by
+//     two repairs, a writer that keeps at it is contested. The managedFields, read from the API
+//     server at each set-back (the informers' caches drop them), name the field managers other
+//     than the operator's that own the field or a field under it.
 //   - Changed at admission: the object the API server returns from the operator's own create
 //     or update already differs from what it sent in an owned field. A mutating admission
 //     webhook changed it, and the managedFields name the operator itself: the API server
@@ -51,6 +53,8 @@ const (
 	// contestWindow is how soon after the operator's write a write-back of the same field is
 	// a set-back, and how long a rewrite must stand for the contest to end.
 	contestWindow = 2 * time.Minute
+	// contestSetBacks is how many set-backs in a row start a contest.
+	contestSetBacks = 2
 )
 
 // Contest is an owned object whose fields another writer sets back after the operator writes
@@ -117,11 +121,13 @@ type objectKey struct{ kind, namespace, name string }
 func (k objectKey) String() string { return k.kind + "/" + k.namespace + "/" + k.name }
 
 // tracked is what Contests keeps of an object: the Monocle that owns it, the operator's last
-// write (nil: none since the last set-back, or none recent) and its contest (nil: none).
+// write (nil: none since the contest's last set-back, or none recent), the set-backs in a row
+// and its contest (nil: none).
 type tracked struct {
 	monocle     types.UID
 	monocleName string
 	wrote       *lastWrite
+	setBacks    int
 	contest     *Contest
 }
 
@@ -164,6 +170,8 @@ func (c *Contests) decide(key objectKey, live metav1.Object, paths []fieldPath) 
 	}
 	w := t.wrote
 	if w == nil || now.Sub(w.at) >= contestWindow {
+		// Set-backs count in a row only.
+		t.setBacks = 0
 		return write, nil
 	}
 	// The cache may still hold the version the operator updated (from); a version other than
@@ -187,6 +195,21 @@ func (c *Contests) wrote(key objectKey, m *monoclev1alpha1.Monocle, from, to str
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.entry(key, m).wrote = &lastWrite{at: now, from: from, to: to, paths: paths}
+}
+
+// setBack notes that managers set back the fields paths of the object key of m after the
+// operator wrote them. It returns the object's contest, started or grown, and true once the
+// set-backs in a row reach contestSetBacks or the object is contested already; false before.
+func (c *Contests) setBack(key objectKey, m *monoclev1alpha1.Monocle, paths []fieldPath, managers []string) (Contest, bool) {
+	c.mu.Lock()
+	t := c.entry(key, m)
+	t.setBacks++
+	starts := t.contest != nil || t.setBacks >= contestSetBacks
+	c.mu.Unlock()
+	if !starts {
+		return Contest{}, false
+	}
+	return c.contested(key, m, paths, managers, false), true
 }
 
 // contested starts the contest of the object key of m over the fields paths, set back by

@@ -122,9 +122,9 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 }
 
 // setBack reads the object key from the API server, whose fields back were just written by
-// the operator and differ again in the cache, and returns the contest it is in when they still
-// differ there (nil: they do not, the cache was behind), naming the field managers that own
-// them.
+// the operator and differ again in the cache, and returns the contest it is in (Contests.setBack)
+// when they still differ there, naming the field managers that own them; nil when they do not
+// (the cache was behind) or the set-back starts no contest yet.
 func (k Kind[T]) setBack(ctx context.Context, m *monoclev1alpha1.Monocle, key objectKey, desired T, back []fieldPath) (*Contest, error) {
 	fresh, err := k.Read(ctx, key.namespace, key.name)
 	if err != nil {
@@ -134,7 +134,10 @@ func (k Kind[T]) setBack(ctx context.Context, m *monoclev1alpha1.Monocle, key ob
 	if len(back) == 0 {
 		return nil, nil
 	}
-	c := k.contests.contested(key, m, back, fieldOwners(fresh, back, k.manager), false)
+	c, ok := k.contests.setBack(key, m, back, fieldOwners(fresh, back, k.manager))
+	if !ok {
+		return nil, nil
+	}
 	return &c, nil
 }
 

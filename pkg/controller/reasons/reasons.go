@@ -46,8 +46,8 @@ const (
 	// FieldContested: another writer sets back fields the operator owns in an object, or a
 	// mutating admission webhook changes them in the operator's writes; the operator leaves
 	// the object as it is for a growing back-off (Degraded True; the message names the
-	// objects, fields and field managers). Also a Warning event each time the fields are set
-	// back.
+	// objects, fields and field managers). Also a Warning event when the contest starts and
+	// each time it grows.
 	FieldContested = "FieldContested"
 	// SyncFailed: a sync step failed; the message carries the error (Degraded True).
 	// Also a Warning event.
