@@ -70,8 +70,12 @@ type fixture struct {
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
 
-	// controller is the last one newController built.
-	controller *Controller
+	// controller is the last one newController built; kubeInformers and monocleInformers
+	// are the informer factories whose caches it reads, for tests that change them between
+	// syncs.
+	controller       *Controller
+	kubeInformers    kubeinformers.SharedInformerFactory
+	monocleInformers informers.SharedInformerFactory
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -184,7 +188,7 @@ func (f *fixture) newController() *Controller {
 	c.optional.Refresh(ctx, func() {})
 	f.dynamic.ClearActions()
 	f.kubeclient.ClearActions() // discovery
-	f.controller = c
+	f.controller, f.kubeInformers, f.monocleInformers = c, k, i
 	return c
 }
 

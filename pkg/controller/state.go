@@ -14,6 +14,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -73,6 +74,11 @@ type syncState struct {
 	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
 	// under way, and its end enqueues the Monocle.
 	holdStatus bool
+
+	// contests are the Monocle's objects that another writer contests, as the phases left
+	// them (owned.Contests): the operator leaves them as they are while each one's back-off
+	// runs.
+	contests []owned.Contest
 
 	// events are those the phases decided on, recorded by finishSync in order.
 	events []event

@@ -19,6 +19,7 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -166,6 +167,10 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		messages = append(messages, "Objects with the names this Monocle needs exist and are not controlled by it; delete or rename them: "+
 			strings.Join(p.conflicts, ", "))
 	}
+	if len(st.contests) > 0 {
+		causes = append(causes, reasons.FieldContested)
+		messages = append(messages, contestedMessage(st.contests))
+	}
 	for _, cond := range orderedConditions(st.conditions) {
 		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
 			causes = append(causes, cond.Reason)
@@ -223,6 +228,18 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	}
 	st.writeConditions(&status, ready, progressing, degraded)
 	return status
+}
+
+// contestedMessage is the Degraded message of contests: each object, its fields, who sets
+// them back, and the current back-off; then the two ways out.
+func contestedMessage(contests []owned.Contest) string {
+	each := make([]string, len(contests))
+	for i, c := range contests {
+		each[i] = fmt.Sprintf("%s (back-off %s)", c, c.Backoff)
+	}
+	return fmt.Sprintf("Another writer sets back fields the operator owns, so the operator leaves these objects as they are, "+
+		"writing them again with a growing back-off: %s. Set the values in the Monocle's spec, or exclude the Monocle's objects (label %s=%s) from that writer",
+		strings.Join(each, "; "), resources.ManagedByLabel, resources.ManagedByValue)
 }
 
 // deploymentStatus reports a Deployment's pods; Ready means its latest spec is observed and

@@ -71,7 +71,19 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 		}
 		return &unavailableError{cause}
 	}
+	c.noteContests(st, key)
 	return c.finishSync(ctx, st)
+}
+
+// noteContests hands the contests of the Monocle's objects to the status (st.contests), and
+// syncs the Monocle again when the next of them is due: its back-off ends and the operator
+// writes the object again, or that write has stood long enough for the contest to end.
+func (c *Controller) noteContests(st *syncState, key cache.ObjectName) {
+	contests := c.kinds.Contests()
+	st.contests = contests.Of(st.m)
+	if next, ok := contests.NextCheck(st.m); ok {
+		c.queue.AddAfter(key, max(0, next.Sub(time.Now())))
+	}
 }
 
 // forget drops what the operator keeps of a Monocle that is gone: its metrics and its reads.
@@ -82,6 +94,7 @@ func (c *Controller) forget(key cache.ObjectName) {
 	c.operand.Forget(key)
 	c.created.forget(key)
 	c.progress.forget(key)
+	c.kinds.Contests().Forget(key.Namespace, key.Name)
 }
 
 // finishSync records the events and writes the status of a sync, and returns its errors.

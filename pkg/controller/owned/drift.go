@@ -2,7 +2,10 @@ package owned
 
 import (
 	"bytes"
+	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -134,21 +137,89 @@ func FieldsDiffer(desired, live any) bool {
 // rule above. desired and live are pointers to objects of one kind; r names the fields left
 // out of the comparison and those owned even when empty.
 func ownedDiffers(desired, live any, r fieldRule) bool {
-	return differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", false, r)
+	w := driftWalk{r: r}
+	return w.differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", nil, false)
 }
 
-func differs(d, l reflect.Value, path string, open bool, r fieldRule) bool {
-	if r.ownedWhenEmpty[path] && isEmpty(d) {
-		return !isEmpty(l)
+// driftedPaths returns the paths of the owned fields in which live differs from desired, by
+// the rule above, in the order of the types' fields: a list or a map owned whole at its own
+// path, a key of an open map at the key's, a pod template's stale label or annotation at its
+// key's. desired and live are pointers to objects of one kind.
+func driftedPaths(desired, live any, r fieldRule) []fieldPath {
+	w := driftWalk{r: r, collect: true}
+	w.differs(reflect.ValueOf(desired).Elem(), reflect.ValueOf(live).Elem(), "", nil, false)
+	return w.paths
+}
+
+// fieldPath is the path of a field in an object's JSON form, one element per field name or map
+// key: {"spec", "template", "spec", "tolerations"}. The field managers of managedFields own
+// fields by the same paths.
+type fieldPath []string
+
+// String is the path as people write it, "spec.template.spec.tolerations", with a map key that
+// holds a dot or a slash in brackets: "metadata.labels[app.kubernetes.io/name]".
+func (p fieldPath) String() string {
+	var b strings.Builder
+	for i, e := range p {
+		switch {
+		case strings.ContainsAny(e, "./"):
+			b.WriteString("[" + e + "]")
+		case i > 0:
+			b.WriteString("." + e)
+		default:
+			b.WriteString(e)
+		}
+	}
+	return b.String()
+}
+
+// childPath returns a new path of p followed by names.
+func childPath(p fieldPath, names ...string) fieldPath {
+	return append(slices.Clone(p), names...)
+}
+
+// driftWalk compares a desired object with a live one by the rule. Without collect it stops
+// at the first difference; with collect it goes on and records in paths where each difference
+// is.
+type driftWalk struct {
+	r       fieldRule
+	collect bool
+	paths   []fieldPath
+}
+
+// found records the difference at json (with collect) and returns true.
+func (w *driftWalk) found(json fieldPath) bool {
+	if w.collect {
+		w.paths = append(w.paths, slices.Clone(json))
+	}
+	return true
+}
+
+// differs reports whether l differs from d in a field d sets. path is their Go path
+// ("Spec.Template"), which fieldRule names fields by; json their JSON path, which the
+// differences are recorded at.
+func (w *driftWalk) differs(d, l reflect.Value, path string, json fieldPath, open bool) bool {
+	if w.r.ownedWhenEmpty[path] && isEmpty(d) {
+		return !isEmpty(l) && w.found(json)
 	}
 	switch d.Type() {
 	case quantityType:
 		dq, lq := d.Interface().(resource.Quantity), l.Interface().(resource.Quantity)
-		return dq.Cmp(lq) != 0
+		return dq.Cmp(lq) != 0 && w.found(json)
 	case intOrStringType:
-		return d.Interface() != l.Interface()
+		return d.Interface() != l.Interface() && w.found(json)
 	case podTemplateType:
 		if labels, annotations := stalePodMetadata(d, l); len(labels)+len(annotations) > 0 {
+			if !w.collect {
+				return true
+			}
+			for _, k := range labels {
+				w.found(childPath(json, "metadata", "labels", k))
+			}
+			for _, k := range annotations {
+				w.found(childPath(json, "metadata", "annotations", k))
+			}
+			w.structDiffers(d, l, path, json)
 			return true
 		}
 	}
@@ -157,44 +228,82 @@ func differs(d, l reflect.Value, path string, open bool, r fieldRule) bool {
 		if d.IsNil() {
 			return false
 		}
-		return l.IsNil() || differs(d.Elem(), l.Elem(), path, open, r)
+		if l.IsNil() {
+			return w.found(json)
+		}
+		return w.differs(d.Elem(), l.Elem(), path, json, open)
 	case reflect.Struct:
-		return anyOwnedField(d, path, r, func(i int, p string, open bool) bool {
-			return differs(d.Field(i), l.Field(i), p, open, r)
-		})
+		return w.structDiffers(d, l, path, json)
 	case reflect.Map:
 		if d.Len() == 0 {
 			return false
 		}
 		if !open && l.Len() != d.Len() {
-			return true
+			return w.found(json)
 		}
+		quiet := driftWalk{r: w.r}
+		differs := false
 		for _, k := range d.MapKeys() {
 			lv := l.MapIndex(k)
-			if !lv.IsValid() || differs(d.MapIndex(k), lv, path, false, r) {
-				return true
+			if lv.IsValid() && !quiet.differs(d.MapIndex(k), lv, path, json, false) {
+				continue
 			}
+			if !open || !w.collect {
+				// A map others add no keys to is owned whole.
+				return w.found(json)
+			}
+			differs = w.found(childPath(json, fmt.Sprint(k.Interface())))
 		}
-		return false
+		return differs
 	case reflect.Slice:
 		if d.Len() == 0 {
 			return false
 		}
 		if d.Type().Elem().Kind() == reflect.Uint8 {
-			return !bytes.Equal(d.Bytes(), l.Bytes())
+			return !bytes.Equal(d.Bytes(), l.Bytes()) && w.found(json)
 		}
 		if l.Len() != d.Len() {
-			return true
+			return w.found(json)
 		}
+		quiet := driftWalk{r: w.r}
 		for i := range d.Len() {
-			if differs(d.Index(i), l.Index(i), path, false, r) {
-				return true
+			if quiet.differs(d.Index(i), l.Index(i), path, json, false) {
+				// Lists are owned whole.
+				return w.found(json)
 			}
 		}
 		return false
 	default:
-		return !reflect.DeepEqual(d.Interface(), l.Interface())
+		return !reflect.DeepEqual(d.Interface(), l.Interface()) && w.found(json)
 	}
+}
+
+// structDiffers reports whether struct l differs from struct d in a field the rule owns.
+func (w *driftWalk) structDiffers(d, l reflect.Value, path string, json fieldPath) bool {
+	differs := false
+	anyOwnedField(d, path, w.r, func(i int, p string, open bool) bool {
+		if w.differs(d.Field(i), l.Field(i), p, jsonChild(json, d.Type().Field(i)), open) {
+			differs = true
+			return !w.collect
+		}
+		return false
+	})
+	return differs
+}
+
+// jsonChild returns the JSON path of struct field f of the struct at json: json followed by
+// the field's JSON name, or json itself for a field inlined into its struct (an embedded one, or
+// one tagged ",inline").
+func jsonChild(json fieldPath, f reflect.StructField) fieldPath {
+	tag := f.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	switch {
+	case name != "" && name != "-":
+		return childPath(json, name)
+	case f.Anonymous || strings.Contains(opts, "inline"):
+		return json
+	}
+	return childPath(json, f.Name)
 }
 
 // mergeOwned returns a copy of live with every field desired sets written, by the rule
@@ -370,6 +479,43 @@ func unstructuredDiffers(desired, live *unstructured.Unstructured) bool {
 		}
 	}
 	return false
+}
+
+// unstructuredPaths returns the paths of the fields desired sets in which live differs, in
+// the order of their keys: an array at its own path, an object's key at the key's.
+func unstructuredPaths(desired, live *unstructured.Unstructured) []fieldPath {
+	var out []fieldPath
+	var walk func(d, l any, at fieldPath)
+	walk = func(d, l any, at fieldPath) {
+		dm, isObject := d.(map[string]any)
+		lm, liveObject := l.(map[string]any)
+		if !isObject || !liveObject {
+			if jsonDiffers(d, l) {
+				out = append(out, at)
+			}
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(dm)) {
+			lv, ok := lm[k]
+			if !ok {
+				out = append(out, childPath(at, k))
+				continue
+			}
+			walk(dm[k], lv, childPath(at, k))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(desired.Object)) {
+		if k == "metadata" || k == "status" || k == "apiVersion" || k == "kind" {
+			continue
+		}
+		l, ok := live.Object[k]
+		if !ok {
+			out = append(out, fieldPath{k})
+			continue
+		}
+		walk(desired.Object[k], l, fieldPath{k})
+	}
+	return out
 }
 
 func jsonDiffers(d, l any) bool {

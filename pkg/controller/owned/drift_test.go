@@ -117,6 +117,9 @@ func TestEveryBuiltFieldIsOwned(t *testing.T) {
 				t.Errorf("%s: %s is not drift", name, e)
 				continue
 			}
+			if len(driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired)))) == 0 {
+				t.Errorf("%s: %s is drift at no path (contests could not name it)", name, e)
+			}
 			if merged := merge(o.desired, live); drifted(o.desired, merged) {
 				t.Errorf("%s: after %s the merge does not restore the built value", name, e)
 			}
@@ -143,6 +146,9 @@ func TestUnsetFieldsAreNotOwned(t *testing.T) {
 		if drifted(o.desired, live) {
 			t.Errorf("%s: fields the builder does not set count as drift", name)
 		}
+		if paths := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired))); len(paths) > 0 {
+			t.Errorf("%s: fields the builder does not set are drift at %v", name, paths)
+		}
 		for _, path := range ownedWhenEmpty {
 			live := o.desired.DeepCopyObject().(Object)
 			field, ok := fieldAt(reflect.ValueOf(live).Elem(), path)
@@ -154,6 +160,19 @@ func TestUnsetFieldsAreNotOwned(t *testing.T) {
 			if !drifted(o.desired, live) {
 				t.Errorf("%s: %s set by hand is not drift", name, path)
 				continue
+			}
+			// Contests name the field by its JSON path.
+			wantPath := map[string]string{
+				"Spec.Template.Spec.NodeSelector":              "spec.template.spec.nodeSelector",
+				"Spec.Template.Spec.Tolerations":               "spec.template.spec.tolerations",
+				"Spec.Template.Spec.Affinity":                  "spec.template.spec.affinity",
+				"Spec.Template.Spec.TopologySpreadConstraints": "spec.template.spec.topologySpreadConstraints",
+				"Spec.Template.Spec.PriorityClassName":         "spec.template.spec.priorityClassName",
+				"Spec.Template.Spec.ImagePullSecrets":          "spec.template.spec.imagePullSecrets",
+				"Spec.Template.Spec.InitContainers":            "spec.template.spec.initContainers",
+			}[path]
+			if got := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired))); len(got) != 1 || got[0].String() != wantPath {
+				t.Errorf("%s: %s set by hand is drift at %v, want %s", name, path, got, wantPath)
 			}
 			merged := merge(o.desired, live)
 			if got, _ := fieldAt(reflect.ValueOf(merged).Elem(), path); !isEmpty(got) || drifted(o.desired, merged) {

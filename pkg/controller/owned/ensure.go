@@ -3,6 +3,8 @@ package owned
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,16 +50,24 @@ func NameConflict(events Events, m *monoclev1alpha1.Monocle, kind, name string) 
 // alone without any API call. It returns the live object after the step, and a
 // *ConflictError when the name is taken by an object m does not control. A creation is noted
 // as NoteCreated says, an update recorded on m as an Updated event.
+//
+// An object another writer contests (contest.go) is left as it is while its back-off runs:
+// Ensure returns it unchanged, with no error. Finding the contest costs one read of the
+// object from the API server, for its managedFields, when fields the operator just wrote
+// differ again; a contest found, or grown, is recorded on m as a Warning event
+// FieldContested.
 func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.Monocle, desired T) (T, error) {
 	var zero T
 	logger := klog.FromContext(ctx)
 	name := desired.GetName()
+	key := objectKey{kind: k.name, namespace: desired.GetNamespace(), name: name}
 	live, err := k.Get(desired.GetNamespace(), name)
 	if apierrors.IsNotFound(err) {
 		created, createErr := k.Create(ctx, desired)
 		if createErr == nil {
 			logger.V(2).Info("Created object", "kind", k.name, "object", klog.KObj(created))
 			NoteCreated(ctx, events, m, k.name, name)
+			k.checkAdmission(ctx, events, m, key, desired, created)
 			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(createErr) {
@@ -76,7 +86,29 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 		return zero, NameConflict(events, m, k.name, name)
 	}
 	if !metadataDrifted(desired, live) && !k.drifted(desired, live) {
+		if k.contests.converged(key) {
+			logger.V(2).Info("Contest ended", "kind", k.name, "object", klog.KObj(live))
+		}
 		return live, nil
+	}
+	var paths []fieldPath
+	if k.contests != nil {
+		paths = append(metadataPaths(desired, live), k.paths(desired, live)...)
+	}
+	switch act, back := k.contests.decide(key, live, paths); act {
+	case hold:
+		logger.V(4).Info("Leaving a contested object as it is", "kind", k.name, "object", klog.KObj(live))
+		return live, nil
+	case suspect:
+		contested, err := k.setBack(ctx, m, key, desired, back)
+		if err != nil {
+			return zero, err
+		}
+		if contested != nil {
+			logger.V(2).Info("Contested object", "kind", k.name, "object", klog.KObj(live), "contest", contested.String())
+			recordContest(events, m, *contested)
+			return live, nil
+		}
 	}
 	updated, err := k.update(ctx, k.Updated(desired, live))
 	if err != nil {
@@ -84,7 +116,53 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 	}
 	logger.V(2).Info("Updated object", "kind", k.name, "object", klog.KObj(updated))
 	events.Eventf(m, corev1.EventTypeNormal, reasons.Updated, "Updated %s %s to the desired state", k.name, name)
+	k.contests.wrote(key, m, live.GetResourceVersion(), updated.GetResourceVersion(), paths)
+	k.checkAdmission(ctx, events, m, key, desired, updated)
 	return updated, nil
+}
+
+// setBack reads the object key from the API server, whose fields back were just written by
+// the operator and differ again in the cache, and returns the contest it is in (Contests.setBack)
+// when they still differ there, naming the field managers that own them; nil when they do not
+// (the cache was behind) or the set-back starts no contest yet.
+func (k Kind[T]) setBack(ctx context.Context, m *monoclev1alpha1.Monocle, key objectKey, desired T, back []fieldPath) (*Contest, error) {
+	fresh, err := k.Read(ctx, key.namespace, key.name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s %s for its managedFields: %w", k.name, key.name, err)
+	}
+	back = intersect(append(metadataPaths(desired, fresh), k.paths(desired, fresh)...), back)
+	if len(back) == 0 {
+		return nil, nil
+	}
+	c, ok := k.contests.setBack(key, m, back, fieldOwners(fresh, back, k.manager))
+	if !ok {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// checkAdmission starts or grows the contest of the object key when written, the object the
+// API server returned from the operator's write of desired, differs from desired in an owned
+// field: a mutating admission webhook changed it.
+func (k Kind[T]) checkAdmission(ctx context.Context, events Events, m *monoclev1alpha1.Monocle, key objectKey, desired, written T) {
+	if k.contests == nil || (!metadataDrifted(desired, written) && !k.drifted(desired, written)) {
+		return
+	}
+	changed := append(metadataPaths(desired, written), k.paths(desired, written)...)
+	if len(changed) == 0 {
+		return
+	}
+	c := k.contests.contested(key, m, changed, []string{k.manager}, true)
+	klog.FromContext(ctx).V(2).Info("Contested object", "kind", k.name, "object", klog.KObj(written), "contest", c.String())
+	recordContest(events, m, c)
+}
+
+// recordContest records on m the Warning event FieldContested of c.
+func recordContest(events Events, m *monoclev1alpha1.Monocle, c Contest) {
+	events.Eventf(m, corev1.EventTypeWarning, reasons.FieldContested,
+		"%s; the operator leaves %s %s as it is for %s, then writes it again, backing off further each time it is set back. "+
+			"Set the value in the Monocle's spec, or exclude the Monocle's objects (label %s=%s) from that writer",
+		c, c.Kind, c.Name, c.Backoff, resources.ManagedByLabel, resources.ManagedByValue)
 }
 
 // Delete deletes the object name of m's namespace when m controls it, with the cached UID and
@@ -99,6 +177,7 @@ func (k Kind[T]) Delete(ctx context.Context, events Events, m *monoclev1alpha1.M
 	if err != nil {
 		return fmt.Errorf("reading %s %s from the cache: %w", k.name, name, err)
 	}
+	k.contests.forget(objectKey{kind: k.name, namespace: m.Namespace, name: name})
 	uid, version := live.GetUID(), live.GetResourceVersion()
 	precondition := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &version}}
 	if err := k.client(m.Namespace).Delete(ctx, name, precondition); err != nil && !apierrors.IsNotFound(err) {
@@ -130,6 +209,23 @@ func IsControlledBy(obj metav1.Object, m *monoclev1alpha1.Monocle) bool {
 // spec hash among them). Labels and annotations others add are not ours and are kept.
 func metadataDrifted(desired, live metav1.Object) bool {
 	return !IsSubset(desired.GetLabels(), live.GetLabels()) || !IsSubset(desired.GetAnnotations(), live.GetAnnotations())
+}
+
+// metadataPaths returns the paths of desired's labels and annotations that live lacks or has
+// with another value, labels first, each by key.
+func metadataPaths(desired, live metav1.Object) []fieldPath {
+	var out []fieldPath
+	for _, f := range []struct {
+		field         string
+		desired, live map[string]string
+	}{{"labels", desired.GetLabels(), live.GetLabels()}, {"annotations", desired.GetAnnotations(), live.GetAnnotations()}} {
+		for _, key := range slices.Sorted(maps.Keys(f.desired)) {
+			if got, ok := f.live[key]; !ok || got != f.desired[key] {
+				out = append(out, fieldPath{"metadata", f.field, key})
+			}
+		}
+	}
+	return out
 }
 
 // mergeMetadata writes desired's labels and annotations into out, keeping the others' but

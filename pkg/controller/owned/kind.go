@@ -13,6 +13,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,6 +51,11 @@ type Kind[T Object] struct {
 	manager string
 	drifted func(desired, live T) bool
 	merge   func(desired, live T) T
+	// paths are the paths of the owned fields in which live differs from desired (for the
+	// contests; metadata aside).
+	paths func(desired, live T) []fieldPath
+	// contests tracks the objects another writer contests (contest.go); nil: none is.
+	contests *Contests
 }
 
 // newKind returns the Kind named kind (as events and logs name it, "StatefulSet") that reads
@@ -59,11 +65,18 @@ type Kind[T Object] struct {
 // template's placement fields even when empty (ownedWhenEmpty).
 func newKind[T Object](kind string, indexer cache.Indexer, gr schema.GroupResource, client func(namespace string) Client[T], manager string) Kind[T] {
 	r := ruleFor(reflect.TypeFor[T]())
-	return Kind[T]{
+	k := Kind[T]{
 		name: kind, cache: indexer, gr: gr, client: client, manager: manager,
 		drifted: func(desired, live T) bool { return ownedDiffers(desired, live, r) },
 		merge:   func(desired, live T) T { return mergeOwned(desired, live, r) },
+		paths:   func(desired, live T) []fieldPath { return driftedPaths(desired, live, r) },
 	}
+	if reflect.TypeFor[T]() == reflect.TypeFor[*unstructured.Unstructured]() {
+		k.paths = func(desired, live T) []fieldPath {
+			return unstructuredPaths(any(desired).(*unstructured.Unstructured), any(live).(*unstructured.Unstructured))
+		}
+	}
+	return k
 }
 
 // Name is the kind's name, as events and logs name it ("StatefulSet").
@@ -131,7 +144,7 @@ func (k Kind[T]) Updated(desired, live T) T {
 
 // WithDrift returns a copy of k whose owned fields are those drifted compares and merge
 // writes, for an object the operator owns only in part (a ConfigMap whose data is the
-// user's).
+// user's). The contests (contest.go) still name the drifted fields by the kind's own rule.
 func (k Kind[T]) WithDrift(drifted func(desired, live T) bool, merge func(desired, live T) T) Kind[T] {
 	k.drifted, k.merge = drifted, merge
 	return k

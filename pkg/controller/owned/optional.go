@@ -61,16 +61,17 @@ type optionalKind struct {
 // discovery finds their APIs served or gone. Their events go to the handler of the Registry
 // that made it.
 type Optional struct {
-	apis    OptionalAPIs
-	handler cache.ResourceEventHandler
-	manager string
-	kinds   []*optionalKind
+	apis     OptionalAPIs
+	handler  cache.ResourceEventHandler
+	manager  string
+	contests *Contests
+	kinds    []*optionalKind
 }
 
 // Optional returns the owned kinds of optional APIs: kinds maps each resource to its kind's
 // name ("HTTPRoute"). Their informers run once Refresh finds their APIs served.
 func (r *Registry) Optional(apis OptionalAPIs, kinds map[schema.GroupVersionResource]string) *Optional {
-	o := &Optional{apis: apis, handler: r.handler, manager: r.manager}
+	o := &Optional{apis: apis, handler: r.handler, manager: r.manager, contests: r.contests}
 	for res, k := range kinds {
 		o.kinds = append(o.kinds, &optionalKind{resource: res, kind: k})
 	}
@@ -214,9 +215,11 @@ func (o *Optional) Kind(r schema.GroupVersionResource) (Kind[*unstructured.Unstr
 		if inf == nil || !inf.HasSynced() {
 			return Kind[*unstructured.Unstructured]{}, false
 		}
-		return newKind(k.kind, inf.GetIndexer(), r.GroupResource(), func(ns string) Client[*unstructured.Unstructured] {
+		kind := newKind(k.kind, inf.GetIndexer(), r.GroupResource(), func(ns string) Client[*unstructured.Unstructured] {
 			return dynamicClient{o.apis.Dynamic.Resource(r).Namespace(ns)}
-		}, o.manager).WithDrift(unstructuredDiffers, mergeUnstructured), true
+		}, o.manager).WithDrift(unstructuredDiffers, mergeUnstructured)
+		kind.contests = o.contests
+		return kind, true
 	}
 	return Kind[*unstructured.Unstructured]{}, false
 }

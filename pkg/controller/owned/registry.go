@@ -7,23 +7,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // Registry registers each owned kind once, with its informer: the informer's events go to one
 // handler (the controller's, which enqueues the owning Monocle), its cache drops managedFields
 // (StripManagedFields), and HasSynced waits for it.
 type Registry struct {
-	handler cache.ResourceEventHandler
-	manager string
-	synced  []cache.InformerSynced
-	errs    []error
+	handler  cache.ResourceEventHandler
+	manager  string
+	contests *Contests
+	synced   []cache.InformerSynced
+	errs     []error
 }
 
-// NewRegistry returns a Registry whose kinds send their informers' events to handler and
-// write as field manager manager.
+// NewRegistry returns a Registry whose kinds send their informers' events to handler, write
+// as field manager manager, and share one Contests (contest.go).
 func NewRegistry(manager string, handler cache.ResourceEventHandler) *Registry {
-	return &Registry{handler: handler, manager: manager}
+	return &Registry{handler: handler, manager: manager, contests: NewContests(clock.RealClock{})}
 }
+
+// Contests returns the contests of the objects of the Registry's kinds.
+func (r *Registry) Contests() *Contests { return r.contests }
 
 // Register registers the owned kind named kind ("StatefulSet") whose objects informer
 // watches: it sets the informer's transform to StripManagedFields, adds the Registry's
@@ -38,7 +43,9 @@ func Register[T Object](r *Registry, kind string, informer cache.SharedIndexInfo
 		r.errs = append(r.errs, fmt.Errorf("adding %s event handler: %w", kind, err))
 	}
 	r.synced = append(r.synced, informer.HasSynced)
-	return newKind(kind, informer.GetIndexer(), gr, client, r.manager)
+	k := newKind(kind, informer.GetIndexer(), gr, client, r.manager)
+	k.contests = r.contests
+	return k
 }
 
 // Err returns the errors of the Register calls, joined; nil when there were none.

@@ -44,6 +44,12 @@ const (
 	// by it; the operator leaves it unchanged (Degraded True, Ready False). Also a Warning event
 	// per conflicting object.
 	NameConflict = "NameConflict"
+	// FieldContested: another writer sets back fields the operator owns in an object, or a
+	// mutating admission webhook changes them in the operator's writes; the operator leaves
+	// the object as it is for a growing back-off (Degraded True; the message names the
+	// objects, fields and field managers). Also a Warning event when the contest starts and
+	// each time it grows.
+	FieldContested = "FieldContested"
 	// SyncFailed: a sync step failed; the message carries the error (Degraded True).
 	// Also a Warning event.
 	SyncFailed = "SyncFailed"
