@@ -2,11 +2,9 @@ package integration
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,21 +62,12 @@ func TestExternalURLResolvingToLoopbackIsRefused(t *testing.T) {
 	host := loopbackName(t)
 	ns := "address-refused"
 	testkit.MustCreateNamespace(t, env.Kube, ns)
-	tenant, err := testkit.Tenant(t.Context(), env.Kubectl, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The rights on Monocles that "edit" aggregates (applying them again is harmless); the
-	// aggregation controller adds them to "edit" shortly after.
-	env.Kubectl.Must(t, "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml"))
-	tenant.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
+	author := tenant(t, ns)
+	author.Must(t, "create", "secret", "generic", "tokens", "-n", ns, "--from-literal=GITHUB_TOKEN=first")
 	manifest := strings.Replace(day2Monocle, "spec:\n", "spec:\n  elasticsearch: {external: {url: 'http://"+host+":9200'}}\n", 1)
-	testkit.Eventually(t, 200*time.Millisecond, 30*time.Second, "the tenant's Monocle created", func() error {
-		if out, err := tenant.RunStdin(t.Context(), manifest, "apply", "-n", ns, "-f", "-"); err != nil {
-			return fmt.Errorf("%v: %s", err, out)
-		}
-		return nil
-	})
+	if out, err := author.RunStdin(t.Context(), manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
 	c := waitCondition(t, ns, "m", monoclev1alpha1.ConditionElasticsearchHealthy, metav1.ConditionFalse, reasons.ElasticsearchAddressRefused)
 	if !strings.Contains(c.Message, "host "+host+" resolves to ") || !strings.Contains(c.Message, "which is loopback") {
 		t.Errorf("ElasticsearchHealthy message %q does not say that %s resolves to a loopback address", c.Message, host)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -322,38 +321,17 @@ func hostileKubectlAs(k testkit.Kubectl, stdin string, args ...string) (string, 
 var hostileTenants struct {
 	sync.Mutex
 	of map[string]testkit.Kubectl
-	// aggregated is set once deploy/02-rbac-aggregated.yaml is applied.
-	aggregated bool
 }
 
 // hostileTenant returns the tenant of namespace ns (testkit.Tenant), binding it the first
-// time, once "edit" covers Monocles: the suite's control plane starts without
-// deploy/02-rbac-aggregated.yaml, which an installation applies, so the first call applies
-// it.
+// time; the suite's set-up installed deploy/'s roles, which extend edit to Monocles.
 func hostileTenant(ctx context.Context, ns string) (testkit.Kubectl, error) {
 	hostileTenants.Lock()
 	defer hostileTenants.Unlock()
 	if k, ok := hostileTenants.of[ns]; ok {
 		return k, nil
 	}
-	if !hostileTenants.aggregated {
-		if out, err := hostileKubectl("", "apply", "-f", filepath.Join(env.Root, "deploy", "02-rbac-aggregated.yaml")); err != nil {
-			return testkit.Kubectl{}, fmt.Errorf("applying deploy/02-rbac-aggregated.yaml: %v: %s", err, out)
-		}
-		hostileTenants.aggregated = true
-	}
 	k, err := testkit.Tenant(ctx, env.Kubectl, ns)
-	if err != nil {
-		return k, err
-	}
-	// The ClusterRole aggregation controller adds the Monocle rules to "edit" shortly after.
-	err = testkit.Poll(ctx, 250*time.Millisecond, 60*time.Second, "the tenant of "+ns+" can create Monocles", func(context.Context) error {
-		out, err := hostileKubectlAs(k, "", "auth", "can-i", "create", "monocles.monocle.monocle.change-metrics.io", "-n", ns)
-		if strings.TrimSpace(out) != "yes" {
-			return fmt.Errorf("kubectl auth can-i: %v: %s", err, out)
-		}
-		return nil
-	})
 	if err != nil {
 		return k, err
 	}
