@@ -217,7 +217,8 @@ type MonocleSpec struct {
 	TrustedCA *ConfigMapKeyReference `json:"trustedCA,omitempty"`
 
 	// Hibernate, when true, stops the Monocle: the crawler, then the API, then the bundled
-	// Elasticsearch, each once the previous one has no pod left. Volumes, generated keys,
+	// Elasticsearch, each once the previous one has no pod left (Elasticsearch also once no
+	// Job and no snapshot runs). Volumes, generated keys,
 	// config and Secrets are kept; status.hibernation and the Ready condition (False,
 	// Hibernated) report it. Set back to false (or removed), the Monocle wakes in the reverse
 	// order. Not acted on while a restore or an upgrade is in progress.
