@@ -83,21 +83,7 @@ func TestProxyCredentialsMissingHoldAPIAndCrawler(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			m, objects := converged(t, withProxyCredentials(), tc.secrets...)
-			for _, name := range []string{"demo-api", "demo-crawler"} {
-				if find[*appsv1.Deployment](objects, name) != nil {
-					t.Errorf("Deployment %s created while the proxy credentials are missing", name)
-				}
-			}
-			if find[*appsv1.StatefulSet](objects, "demo-elastic") == nil {
-				t.Error("the StatefulSet is not created: only the API and the crawler wait for the credentials")
-			}
-			c := condition(t, m, monoclev1alpha1.ConditionSecretsReady)
-			if c.Status != metav1.ConditionFalse || c.Reason != tc.reason || !strings.Contains(c.Message, tc.message) {
-				t.Errorf("SecretsReady = %+v, want False %s saying %q", c, tc.reason, tc.message)
-			}
-			if d := condition(t, m, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != tc.reason {
-				t.Errorf("Degraded = %+v, want True %s", d, tc.reason)
-			}
+			assertAPIAndCrawlerWait(t, m, objects, "the proxy credentials", tc.reason, tc.message)
 		})
 	}
 }
@@ -109,13 +95,5 @@ func TestProxyCredentialsChangeRequeuesTheMonoclesNamingThem(t *testing.T) {
 	f.monocles = []*monoclev1alpha1.Monocle{withProxyCredentials(), other}
 	c := f.newController()
 	name := types.NamespacedName{Namespace: metav1.NamespaceDefault, Name: "proxy-credentials"}
-	onChange(c.handleSecretMetadata)(
-		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "1"}},
-		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "2"}})
-	if got := c.queue.Len(); got != 1 {
-		t.Fatalf("queue length %d after a change of the proxy credentials, want 1 (demo only)", got)
-	}
-	if key, _ := c.queue.Get(); key.Name != "demo" {
-		t.Errorf("queued %v, want default/demo", key)
-	}
+	changeQueuesDemoOnly(t, c, onChange(c.handleSecretMetadata), name, "the proxy credentials")
 }

@@ -97,21 +97,7 @@ func TestTrustedCAMissingHoldsAPIAndCrawler(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			// A new Monocle: the API and the crawler are never created.
 			m, objects := convergedWith(t, withTrustedCA(), func(f *fixture) { f.userConfigMaps = tc.bundle })
-			for _, name := range []string{"demo-api", "demo-crawler"} {
-				if find[*appsv1.Deployment](objects, name) != nil {
-					t.Errorf("Deployment %s created while the bundle is missing", name)
-				}
-			}
-			if find[*appsv1.StatefulSet](objects, "demo-elastic") == nil {
-				t.Error("the StatefulSet is not created: only the API and the crawler wait for the bundle")
-			}
-			c := condition(t, m, monoclev1alpha1.ConditionSecretsReady)
-			if c.Status != metav1.ConditionFalse || c.Reason != tc.reason || !strings.Contains(c.Message, tc.message) {
-				t.Errorf("SecretsReady = %+v, want False %s saying %q", c, tc.reason, tc.message)
-			}
-			if d := condition(t, m, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != tc.reason {
-				t.Errorf("Degraded = %+v, want True %s", d, tc.reason)
-			}
+			assertAPIAndCrawlerWait(t, m, objects, "the CA bundle", tc.reason, tc.message)
 		})
 	}
 }
@@ -142,15 +128,7 @@ func TestTrustedCAChangeRequeuesTheMonoclesNamingIt(t *testing.T) {
 	name := types.NamespacedName{Namespace: metav1.NamespaceDefault, Name: "corp-bundle"}
 	c.trustedCAs.put(name, "1", map[string]string{"ca.crt": "h"})
 
-	onChange(c.handleConfigMapMetadata)(
-		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "1"}},
-		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "2"}})
-	if got := c.queue.Len(); got != 1 {
-		t.Fatalf("queue length %d after a change of the bundle, want 1 (demo only)", got)
-	}
-	if key, _ := c.queue.Get(); key.Name != "demo" {
-		t.Errorf("queued %v, want default/demo", key)
-	}
+	changeQueuesDemoOnly(t, c, onChange(c.handleConfigMapMetadata), name, "the bundle")
 	c.handleConfigMapMetadata(&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: "unrelated"}})
 	if got := c.queue.Len(); got != 0 {
 		t.Errorf("queue length %d after a change of an unrelated ConfigMap, want 0", got)
@@ -159,5 +137,43 @@ func TestTrustedCAChangeRequeuesTheMonoclesNamingIt(t *testing.T) {
 		Obj: &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "2"}}})
 	if _, ok := c.trustedCAs.get(name, "1"); ok {
 		t.Error("the deleted ConfigMap's hashes are still cached")
+	}
+}
+
+// assertAPIAndCrawlerWait checks a new Monocle whose API and crawler wait for what (a
+// missing Secret or ConfigMap): neither Deployment is created, the StatefulSet is, and
+// SecretsReady is False and Degraded True with reason, SecretsReady's message saying message.
+func assertAPIAndCrawlerWait(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, what, reason, message string) {
+	t.Helper()
+	for _, name := range []string{"demo-api", "demo-crawler"} {
+		if find[*appsv1.Deployment](objects, name) != nil {
+			t.Errorf("Deployment %s created while %s is missing", name, what)
+		}
+	}
+	if find[*appsv1.StatefulSet](objects, "demo-elastic") == nil {
+		t.Errorf("the StatefulSet is not created: only the API and the crawler wait for %s", what)
+	}
+	c := condition(t, m, monoclev1alpha1.ConditionSecretsReady)
+	if c.Status != metav1.ConditionFalse || c.Reason != reason || !strings.Contains(c.Message, message) {
+		t.Errorf("SecretsReady = %+v, want False %s saying %q", c, reason, message)
+	}
+	if d := condition(t, m, monoclev1alpha1.ConditionDegraded); d.Status != metav1.ConditionTrue || d.Reason != reason {
+		t.Errorf("Degraded = %+v, want True %s", d, reason)
+	}
+}
+
+// changeQueuesDemoOnly gives update (an informer's update handler) a new version of the
+// object name, which the Monocle demo names (what it is), and checks that demo alone is
+// queued.
+func changeQueuesDemoOnly(t *testing.T, c *Controller, update func(oldObj, newObj any), name types.NamespacedName, what string) {
+	t.Helper()
+	update(
+		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "1"}},
+		&metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name, ResourceVersion: "2"}})
+	if got := c.queue.Len(); got != 1 {
+		t.Fatalf("queue length %d after a change of %s, want 1 (demo only)", got, what)
+	}
+	if key, _ := c.queue.Get(); key.Name != "demo" {
+		t.Errorf("queued %v, want default/demo", key)
 	}
 }
