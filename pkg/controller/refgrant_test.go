@@ -363,16 +363,7 @@ func TestReferenceGrantEventsEnqueueTheirMonocles(t *testing.T) {
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{cross, same, newMonocle("bundled")}
 	c := f.newController()
-	queued := func() []string {
-		var out []string
-		for c.queue.Len() > 0 {
-			key, _ := c.queue.Get()
-			out = append(out, key.String())
-			c.queue.Done(key)
-			c.queue.Forget(key)
-		}
-		return sortedCopy(out)
-	}
+	queued := func() []string { return drainQueue(c) }
 	grant := grantOf("default", "es")
 	grant.SetResourceVersion("1")
 	changedGrant := grant.DeepCopy()

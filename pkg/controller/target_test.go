@@ -426,16 +426,7 @@ func TestTargetEventsEnqueueTheirMonocles(t *testing.T) {
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{eck, ext, sameCluster, bundled, same}
 	c := f.newController()
-	queued := func() []string {
-		var out []string
-		for c.queue.Len() > 0 {
-			key, _ := c.queue.Get()
-			out = append(out, key.String())
-			c.queue.Done(key)
-			c.queue.Forget(key)
-		}
-		return sortedCopy(out)
-	}
+	queued := func() []string { return drainQueue(c) }
 	for _, tc := range []struct {
 		name  string
 		event func()
@@ -468,4 +459,16 @@ func TestTargetEventsEnqueueTheirMonocles(t *testing.T) {
 			t.Errorf("%s: queued %q, want %q", tc.name, got, tc.want)
 		}
 	}
+}
+
+// drainQueue takes every key off c's queue and returns them, sorted.
+func drainQueue(c *Controller) []string {
+	var out []string
+	for c.queue.Len() > 0 {
+		key, _ := c.queue.Get()
+		out = append(out, key.String())
+		c.queue.Done(key)
+		c.queue.Forget(key)
+	}
+	return sortedCopy(out)
 }
