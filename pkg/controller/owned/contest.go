@@ -137,6 +137,9 @@ type lastWrite struct {
 	at       time.Time
 	from, to string
 	paths    []fieldPath
+	// desired is a copy of the object the operator wanted then: a field that differs again
+	// because the Monocle changed what it wants is no set-back.
+	desired any
 }
 
 // action is what Ensure does with a drifted object.
@@ -186,15 +189,26 @@ func (c *Contests) decide(key objectKey, live metav1.Object, paths []fieldPath) 
 }
 
 // wrote notes that the operator updated the object key of m from resourceVersion from to to,
-// writing back the fields paths.
-func (c *Contests) wrote(key objectKey, m *monoclev1alpha1.Monocle, from, to string, paths []fieldPath) {
+// writing back the fields paths of desired, a copy of which it keeps.
+func (c *Contests) wrote(key objectKey, m *monoclev1alpha1.Monocle, from, to string, paths []fieldPath, desired any) {
 	if c == nil {
 		return
 	}
 	now := c.clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.entry(key, m).wrote = &lastWrite{at: now, from: from, to: to, paths: paths}
+	c.entry(key, m).wrote = &lastWrite{at: now, from: from, to: to, paths: paths, desired: desired}
+}
+
+// lastDesired returns the object the operator wanted at its last write of the object key, and
+// false when it keeps none.
+func (c *Contests) lastDesired(key objectKey) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.objects[key]; t != nil && t.wrote != nil && t.wrote.desired != nil {
+		return t.wrote.desired, true
+	}
+	return nil, false
 }
 
 // setBack notes that managers set back the fields paths of the object key of m after the
@@ -394,6 +408,17 @@ func intersect(a, b []fieldPath) []fieldPath {
 	var out []fieldPath
 	for _, p := range a {
 		if slices.ContainsFunc(b, func(q fieldPath) bool { return pathKey(p) == pathKey(q) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// without returns the paths of a that are not in b.
+func without(a, b []fieldPath) []fieldPath {
+	var out []fieldPath
+	for _, p := range a {
+		if !slices.ContainsFunc(b, func(q fieldPath) bool { return pathKey(p) == pathKey(q) }) {
 			out = append(out, p)
 		}
 	}

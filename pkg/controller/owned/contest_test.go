@@ -434,3 +434,29 @@ func TestDriftedPaths(t *testing.T) {
 		t.Errorf("unstructured paths %s", got)
 	}
 }
+
+// TestMonocleChangesAreNoContest: the Monocle changes what it wants of a field three times in
+// a row while another writer (the Deployment controller, writing the status) changes the
+// object between the operator's writes: each change is written at once, with no read of the
+// managedFields and no contest.
+func TestMonocleChangesAreNoContest(t *testing.T) {
+	w := newContestWorld(t, nil)
+	w.run(3*time.Second, nil)
+	w.client.ClearActions()
+	for replicas := int32(2); replicas <= 4; replicas++ {
+		w.desired.Spec.Replicas = &replicas
+		w.sync()
+		w.write("kube-controller-manager", func(d *appsv1.Deployment) { d.Status.ObservedGeneration++ })
+		w.clock.Step(time.Second)
+	}
+	w.run(3*time.Second, nil)
+	if calls := w.calls(); calls["update"] != 3 || len(calls) != 1 {
+		t.Errorf("calls %v, want an update per change of the Monocle and nothing else", calls)
+	}
+	if c := w.contest(); c != nil {
+		t.Errorf("contest %+v, want none", c)
+	}
+	if events := withPrefix(w.drain(), "Warning "); len(events) != 0 {
+		t.Errorf("warnings %q, want none", events)
+	}
+}

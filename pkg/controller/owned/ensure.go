@@ -116,7 +116,7 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 	}
 	logger.V(2).Info("Updated object", "kind", k.name, "object", klog.KObj(updated))
 	events.Eventf(m, corev1.EventTypeNormal, reasons.Updated, "Updated %s %s to the desired state", k.name, name)
-	k.contests.wrote(key, m, live.GetResourceVersion(), updated.GetResourceVersion(), paths)
+	k.contests.wrote(key, m, live.GetResourceVersion(), updated.GetResourceVersion(), paths, desired.DeepCopyObject())
 	k.checkAdmission(ctx, events, m, key, desired, updated)
 	return updated, nil
 }
@@ -126,6 +126,16 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 // when they still differ there, naming the field managers that own them; nil when they do not
 // (the cache was behind) or the set-back starts no contest yet.
 func (k Kind[T]) setBack(ctx context.Context, m *monoclev1alpha1.Monocle, key objectKey, desired T, back []fieldPath) (*Contest, error) {
+	// A field the Monocle now wants otherwise than at the operator's last write differs for
+	// that reason: the operator writes it, as any change of the Monocle.
+	if prev, ok := k.contests.lastDesired(key); ok {
+		if was, ok := prev.(T); ok {
+			back = without(back, append(metadataPaths(desired, was), k.paths(desired, was)...))
+			if len(back) == 0 {
+				return nil, nil
+			}
+		}
+	}
 	fresh, err := k.Read(ctx, key.namespace, key.name)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s %s for its managedFields: %w", k.name, key.name, err)
