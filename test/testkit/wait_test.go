@@ -3,6 +3,7 @@ package testkit
 import (
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,19 @@ func TestPoll(t *testing.T) {
 	tests := map[string]struct {
 		okAfter int // calls before cond returns nil; -1 never
 		cancel  bool
-		wantErr string
+		// cutAt is the call that waits for the poll's context to end and returns its
+		// error, as a read cut by the deadline does; 0 none
+		cutAt   int
+		wantErr string // without the count of checks
 	}{
 		"at once":            {okAfter: 0},
 		"after three tries":  {okAfter: 3},
 		"never":              {okAfter: -1, wantErr: "ready: not true after 50ms: not yet"},
 		"context ends first": {okAfter: -1, cancel: true, wantErr: "ready: not true after 1m0s: not yet"},
+		"last check cut by the deadline": {okAfter: -1, cutAt: 3,
+			wantErr: "ready: not true after 50ms: not yet"},
+		"only check cut by the deadline": {okAfter: -1, cutAt: 1,
+			wantErr: "ready: not true after 50ms: context deadline exceeded"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -36,10 +44,14 @@ func TestPoll(t *testing.T) {
 				timeout = time.Minute
 			}
 			calls := 0
-			err := Poll(ctx, time.Millisecond, timeout, "ready", func(context.Context) error {
+			err := Poll(ctx, time.Millisecond, timeout, "ready", func(ctx context.Context) error {
 				calls++
 				if tc.cancel && calls == 2 {
 					cancel()
+				}
+				if calls == tc.cutAt {
+					<-ctx.Done()
+					return ctx.Err()
 				}
 				if tc.okAfter >= 0 && calls > tc.okAfter {
 					return nil
@@ -55,8 +67,15 @@ func TestPoll(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || err.Error() != tc.wantErr || !errors.Is(err, notYet) {
-				t.Fatalf("Poll = %v, want %q wrapping cond's error", err, tc.wantErr)
+			got := ""
+			if err != nil {
+				got = regexp.MustCompile(` \(\d+ checks\)`).ReplaceAllString(err.Error(), "")
+			}
+			if got != tc.wantErr {
+				t.Fatalf("Poll = %v, want %q (with the count of checks)", err, tc.wantErr)
+			}
+			if tc.cutAt != 1 && !errors.Is(err, notYet) {
+				t.Fatalf("Poll = %v, want it to wrap cond's last completed error", err)
 			}
 		})
 	}
