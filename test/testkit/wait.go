@@ -20,14 +20,14 @@ var errNotYet = errors.New("no check completed")
 
 // Poll calls cond at once and then every interval until it returns nil, timeout passes or ctx
 // ends, with wait.PollUntilContextTimeout; cond gets a context that ends with the poll. It
-// returns nil once cond has, and otherwise "<what>: not true after <timeout> (<n> checks):
-// <cond's last error>", wrapping that error. A cond error does not stop the poll: it is the
+// returns nil once cond has, and otherwise "<what>: not true after <timeout>: <cond's last
+// error>", wrapping that error. A cond error does not stop the poll: it is the
 // reason the condition does not hold yet. A check cut short because the poll's own time ran
 // out (its reads end with the context) says nothing about the condition, so the error of
 // the last check that completed is the one reported; a slow machine then shows as what was
 // still pending, not as a read that timed out.
 func Poll(ctx context.Context, interval, timeout time.Duration, what string, cond func(context.Context) error) error {
-	last, checks := errNotYet, 0
+	last := errNotYet
 	err := wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		err := cond(ctx)
 		if err == nil {
@@ -35,12 +35,11 @@ func Poll(ctx context.Context, interval, timeout time.Duration, what string, con
 		}
 		if ctx.Err() == nil || errors.Is(last, errNotYet) {
 			last = err
-			checks++
 		}
 		return false, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s: not true after %s (%d checks): %w", what, timeout, checks, last)
+		return fmt.Errorf("%s: not true after %s: %w", what, timeout, last)
 	}
 	return nil
 }
