@@ -36,6 +36,12 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 	if !w.restoring && !st.hibernation.Stopping() {
 		plan := w.maintenance
 		plan.elastic = st.elasticAccess(nil, nil)
+		for _, mv := range plan.moved {
+			// Told with the status that carries the automatic request.
+			st.event(corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier, fmt.Sprintf(
+				"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
+				mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name))
+		}
 		maintenance, err := c.ensureMaintenance(ctx, m, plan, f.configHash, st.crawler, identsRunning)
 		st.fail(err)
 		st.status.Maintenance = nil
