@@ -38,14 +38,14 @@ func (st *syncState) event(eventType, reason, message string) {
 
 // recordStatusEvents records the events of the change from was, the status the Monocle had,
 // to m's status, which the sync of st has just written: the Warning of each per-concern
-// condition that takes a reason worth one (warnsOf), Ready turning (but a starting Monocle
+// condition that takes a reason worth one (reasons.Warns), Ready turning (but a starting Monocle
 // becoming Ready, and hibernation, which tells its own), the day-2 operations' transitions
 // and the phases' events.
 func (c *Controller) recordStatusEvents(m *monoclev1alpha1.Monocle, was monoclev1alpha1.MonocleStatus, st *syncState) {
 	is := m.Status
 	for _, cond := range orderedConditions(st.conditions) {
 		before := apimeta.FindStatusCondition(was.Conditions, cond.Type)
-		if warnsOf(cond) && (before == nil || before.Reason != cond.Reason) {
+		if reasons.Warns(cond.Reason, cond.Status == metav1.ConditionFalse) && (before == nil || before.Reason != cond.Reason) {
 			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
 		}
 	}
@@ -55,7 +55,7 @@ func (c *Controller) recordStatusEvents(m *monoclev1alpha1.Monocle, was monoclev
 			if wasReady.Reason != reasons.Starting {
 				c.recorder.Event(m, corev1.EventTypeNormal, reasons.Ready, ready.Message)
 			}
-		} else if !hibernationReason(ready.Reason) {
+		} else if !reasons.Hibernation(ready.Reason) {
 			c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.NotReady, "%s: %s", ready.Reason, ready.Message)
 		}
 	}
@@ -75,19 +75,6 @@ func (c *Controller) recordStatusEvents(m *monoclev1alpha1.Monocle, was monoclev
 	for _, e := range st.events {
 		c.recorder.Event(m, e.eventType, e.reason, e.message)
 	}
-}
-
-// warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
-// Warning event with that reason: the user must act, an API the Monocle needs is not served,
-// Elasticsearch turned red or its volume is almost full.
-func warnsOf(cond metav1.Condition) bool {
-	switch {
-	case cond.Reason == reasons.Red || cond.Reason == reasons.VolumeAlmostFull || cond.Reason == reasons.OIDCNeedsHTTPS || cond.Reason == reasons.IndicesReadOnly:
-		return true
-	case blocking[cond.Reason] || cond.Reason == reasons.APINotServed:
-		return cond.Status == metav1.ConditionFalse
-	}
-	return false
 }
 
 // recordBackupTransition emits the events of a backup status change: BackupSucceeded when a

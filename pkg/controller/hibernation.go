@@ -85,10 +85,3 @@ func (c *Controller) recordHibernationTransition(m *monoclev1alpha1.Monocle, was
 	}
 	c.recorder.Event(m, corev1.EventTypeNormal, day2.HibernationReason(is.Phase), is.Message)
 }
-
-// hibernationReason reports whether reason is one the Ready condition takes from
-// status.hibernation: Ready turning False with it is no failure, and records no NotReady
-// warning (recordHibernationTransition tells it).
-func hibernationReason(reason string) bool {
-	return reason == reasons.Hibernating || reason == reasons.Hibernated || reason == reasons.Waking
-}

@@ -24,30 +24,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// blocking are the reasons of per-concern conditions that need the user: they make the
-// Monocle Degraded.
-var blocking = map[string]bool{
-	reasons.InvalidConfig:                   true,
-	reasons.SecretNotFound:                  true,
-	reasons.TokenMissing:                    true,
-	reasons.ConfigMapNotFound:               true,
-	reasons.ConfigMapKeyMissing:             true,
-	reasons.StorageChangeRefused:            true,
-	reasons.ElasticsearchVersionUnsupported: true,
-	reasons.ElasticsearchDowngrade:          true,
-	reasons.HeapAboveLimit:                  true,
-	reasons.IndexReplicasTooHigh:            true,
-	reasons.SecretKeyMissing:                true,
-	reasons.ElasticsearchNotFound:           true,
-	reasons.ElasticsearchInUse:              true,
-	reasons.ElasticsearchAddressRefused:     true,
-
-	// The refusals of a cross-namespace elasticsearchRef (refgrant.go).
-	reasons.ReferenceNotGranted:              true,
-	reasons.CrossNamespaceReferencesDisabled: true,
-	reasons.CredentialsRequired:              true,
-}
-
 // updateMonocleStatus computes the status from what the sync observed and writes it with
 // UpdateStatus when it differs from the cached one, unless statusWrites leaves the write to a
 // later sync (then it enqueues the Monocle for it). It reports whether it wrote; m, the sync's
@@ -145,7 +121,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		messages = append(messages, contestedMessage(st.contests))
 	}
 	for _, cond := range orderedConditions(st.conditions) {
-		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
+		if cond.Status == metav1.ConditionFalse && reasons.Blocking(cond.Reason) {
 			causes = append(causes, cond.Reason)
 			messages = append(messages, cond.Message)
 		}
