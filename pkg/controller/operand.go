@@ -33,10 +33,10 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
 // when indexReplicas asks for more replicas than the data nodes hold. While hibernation
-// stops the Monocle it hands nothing to the worker and sets only the health conditions, but
-// for the snapshots the hibernation waits for (st.hibernation.AwaitedSnapshots): the worker
-// then lists the backup repository, taking no snapshot, until status.backup.running says
-// they ended.
+// stops the Monocle (st.holds.Hibernating) it hands nothing to the worker and sets only the
+// health conditions, but for the snapshots the hibernation waits for
+// (st.hibernation.AwaitedSnapshots): the worker then lists the backup repository, taking no
+// snapshot, until status.backup.running says they ended.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
@@ -57,7 +57,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		c.operand.Forget(cache.MetaObjectToName(m))
 		st.status.ElasticsearchHealth = nil
 	}
-	if st.hibernation.Stopping() {
+	if st.holds.Hibernating {
 		// Hibernation reads nothing and does nothing in the operands: the health an earlier
 		// read found stands while a pod is there to have it, and turns Unknown once none is.
 		for _, cond := range day2.HealthConditions(m, operand.Result{}, elasticReady) {

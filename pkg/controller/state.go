@@ -64,6 +64,13 @@ type syncState struct {
 	// built with zero replicas, and whether the operand reads, Jobs, upgrades and restores
 	// wait.
 	hibernation day2.HibernationStep
+	// holds is what the sync stops and why (day2.PlanHolds): decided once, by the workloads
+	// phase, when the restore, the upgrade and the maintenance are planned (the zero value
+	// before). The API and crawler Deployments are built from it, and the Jobs and operand
+	// phases read it. The foundation phase, which comes before, builds the bundled
+	// Elasticsearch from hibernation.Stopped.Elastic: hibernation alone stops it, and
+	// holds.Stopped.Elastic is that same value.
+	holds day2.Holds
 
 	// The objects the workloads' status is read from: the StatefulSet and the Deployments m
 	// controls, as the sync left them (nil: none).

@@ -99,6 +99,13 @@ type RestoreResult struct {
 	Condition *metav1.Condition
 }
 
+// UnderWay reports whether r holds a restore that has not succeeded (status.restore in phase
+// Pending, Restoring or Failed): the API and the crawler stay stopped and no Job runs until
+// it succeeds, or spec.restore is removed.
+func (r RestoreResult) UnderWay() bool {
+	return r.Status != nil && r.Status.Phase != monoclev1alpha1.RestoreSucceeded
+}
+
 // RestoreStatus returns m's restore status at now from its status and the outcome out of the
 // step plan p (out nil: no step ended since the plan was made).
 func RestoreStatus(m *monoclev1alpha1.Monocle, p operand.RestorePlan, out *operand.RestoreOutcome, now time.Time) RestoreResult {
