@@ -131,7 +131,7 @@ type Controller struct {
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
 	// operand reads each Monocle's operands in the background and carries out what syncs
-	// plan (ReadOperands); operand.Off() when reading is off.
+	// plan (Options.Operands); operand.Off() when reading is off.
 	operand operand.Worker
 	// refuseCrossNamespace refuses every elasticsearchRef to another namespace, granted or
 	// not (AllowCrossNamespaceReferences, refgrant.go).
@@ -173,10 +173,20 @@ type Informers struct {
 	ConfigMapMetadata informers.GenericInformer
 }
 
-// NewController returns a Controller that watches the given informers and writes through the
-// given clients. queueName names the workqueue in metrics; it must be unique per process.
-// Events go to the API server through an event broadcaster stopped when ctx ends.
-func NewController(ctx context.Context, kubeclientset KubeClient, monocleclientset clientset.Interface, inf Informers, queueName string) (*Controller, error) {
+// Options are the settings of a Controller besides its clients and informers.
+type Options struct {
+	// Operands turns on the background reads of every Monocle's Elasticsearch and API, and
+	// the Elasticsearch work syncs plan (see package operand). Its zero value (Interval 0)
+	// reads nothing: the status then has no Elasticsearch health and no
+	// ElasticsearchHealthy, DiskPressure or APIHealthy condition.
+	Operands operand.Options
+}
+
+// NewController returns a Controller that watches the given informers, writes through the
+// given clients and works as o sets. queueName names the workqueue in metrics; it must be
+// unique per process. Events go to the API server through an event broadcaster stopped when
+// ctx ends, and ctx ends the reads of the operands under way.
+func NewController(ctx context.Context, kubeclientset KubeClient, monocleclientset clientset.Interface, inf Informers, queueName string, o Options) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	utilruntime.Must(monoclescheme.AddToScheme(monoclescheme.Scheme))
 
@@ -208,7 +218,10 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		created:            &createdHold{held: map[cache.ObjectName]heldObjects{}},
 		progress:           &statusWrites{last: map[cache.ObjectName]time.Time{}},
 		random:             rand.Reader,
-		operand:            operand.Off(),
+	}
+	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)
+	if c.readsOperands() {
+		c.operatorNamespace = o.Operands.OperatorNamespace
 	}
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA,
