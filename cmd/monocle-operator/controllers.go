@@ -65,8 +65,8 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 			SecretMetadata:    metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
 			ConfigMapMetadata: metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps")),
 		}, queueName, controller.Options{
-			Operands: operand.Options{Interval: o.readInterval, Timeout: o.readTimeout,
-				DialAddress: o.dialAddress, OperatorNamespace: inClusterNamespace()},
+			Operands:          operand.Options{Interval: o.readInterval, Timeout: o.readTimeout, DialAddress: o.dialAddress},
+			OperatorNamespace: inClusterNamespace(),
 		})
 		if err != nil {
 			return nil, nil, err

@@ -180,6 +180,10 @@ type Options struct {
 	// reads nothing: the status then has no Elasticsearch health and no
 	// ElasticsearchHealthy, DiskPressure or APIHealthy condition.
 	Operands operand.Options
+	// OperatorNamespace is the namespace the operator's pods run in; "" outside the
+	// cluster. While the controller reads the operands, each Monocle's NetworkPolicy admits
+	// the operator's pods of that namespace to its bundled Elasticsearch.
+	OperatorNamespace string
 }
 
 // NewController returns a Controller that watches the given informers, writes through the
@@ -221,7 +225,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	}
 	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)
 	if c.readsOperands() {
-		c.operatorNamespace = o.Operands.OperatorNamespace
+		// The operator's pods reach Elasticsearch only to read it.
+		c.operatorNamespace = o.OperatorNamespace
 	}
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA,

@@ -74,6 +74,8 @@ type fixture struct {
 	// operands turns on the reads of the operands, as --elasticsearch-read-interval does;
 	// the zero value reads nothing.
 	operands operand.Options
+	// operatorNamespace is the namespace of the operator's pods (Options.OperatorNamespace).
+	operatorNamespace string
 
 	// controller is the last one newController built; kubeInformers and monocleInformers
 	// are the informer factories whose caches it reads, for tests that change them between
@@ -162,7 +164,7 @@ func (f *fixture) newController() *Controller {
 		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
 		ConfigMapMetadata:      configMapMetadata,
-	}, "test", Options{Operands: f.operands})
+	}, "test", Options{Operands: f.operands, OperatorNamespace: f.operatorNamespace})
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -18,6 +20,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -287,5 +290,28 @@ func TestProgressIgnoresDroppedEntities(t *testing.T) {
 	}
 	if status.CrawlerRestarts != nil {
 		t.Errorf("status.crawlerRestarts = %+v, want none", status.CrawlerRestarts)
+	}
+}
+
+// TestOperatorAdmittedWhileReading: a Monocle's NetworkPolicy admits the operator's pods of
+// Options.OperatorNamespace to Elasticsearch while the controller reads the operands, and
+// no pod of the operator's when it does not.
+func TestOperatorAdmittedWhileReading(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	for _, reading := range []bool{true, false} {
+		m := newMonocle("demo")
+		f := newFixture(t)
+		f.monocles, f.operatorNamespace = []*monoclev1alpha1.Monocle{m}, "monocle-operator"
+		admitted := ""
+		if reading {
+			f.operands, admitted = operand.Options{Interval: time.Hour, Timeout: time.Second}, f.operatorNamespace
+		}
+		if err := f.newController().syncHandler(ctx, cache.MetaObjectToName(m)); err != nil {
+			t.Fatal(err)
+		}
+		got, want := written[*networkingv1.NetworkPolicy](f.kubeclient.Actions(), "demo"), resources.NewNetworkPolicy(m, admitted)
+		if got == nil || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+			t.Errorf("reading %v: NetworkPolicy %+v, want the spec %+v", reading, got, want.Spec)
+		}
 	}
 }

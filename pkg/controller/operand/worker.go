@@ -56,10 +56,6 @@ type Options struct {
 	DialAddress string
 	// MaxReads bounds the reads under way at once, over all Monocles; 0 means 16.
 	MaxReads int
-	// OperatorNamespace is the namespace the operator's pods run in, whose pods each
-	// Monocle's NetworkPolicy then admits to Elasticsearch; "" outside the cluster. The
-	// worker does not use it: it travels with the options that turn reading on.
-	OperatorNamespace string
 }
 
 // Worker reads each Monocle's operands in the background and carries out the plans syncs
