@@ -144,6 +144,11 @@ type Controller struct {
 	watchNamespace string
 }
 
+// podMetadata is the record the builders keep on a pod template of the labels and
+// annotations they set from a Monocle's podLabels and podAnnotations
+// (resources.PodMetadataAnnotation), as the drift rule reads it.
+var podMetadata = owned.PodMetadataRecord{Annotation: resources.PodMetadataAnnotation, Keys: resources.RecordedPodMetadata}
+
 // OptionalAPIs is what the controller needs to own the kinds of APIs a cluster may or may not
 // serve; see owned.OptionalAPIs.
 type OptionalAPIs = owned.OptionalAPIs
@@ -250,7 +255,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		AddFunc:    c.handleObject,
 		UpdateFunc: c.handleObjectUpdate,
 		DeleteFunc: c.handleObject,
-	})
+	}, podMetadata)
 	c.kinds = r
 	c.secrets = owned.Register(r, "Secret", inf.Secrets.Informer(), corev1.Resource("secret"),
 		func(ns string) owned.Client[*corev1.Secret] { return c.kubeclientset.CoreV1().Secrets(ns) })
