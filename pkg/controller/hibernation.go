@@ -45,7 +45,7 @@ func (c *Controller) planHibernation(st *syncState) {
 	}
 }
 
-// readsOperands reports whether the operator reads the operands (ReadOperands with an
+// readsOperands reports whether the operator reads the operands (Options.Operands with an
 // interval): operand.Off is the worker of one that does not.
 func (c *Controller) readsOperands() bool {
 	return c.operand != operand.Off()

@@ -14,17 +14,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
-// the Elasticsearch work syncs plan, with o (see package operand); ctx ends the reads under
-// way. Call it before Run; without it, or with o.Interval 0, the status has no
-// Elasticsearch health and no ElasticsearchHealthy, DiskPressure or APIHealthy condition.
-func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
-	if o.Interval > 0 {
-		c.operand = operand.New(ctx, o, c.queue.AddAfter)
-		c.operatorNamespace = o.OperatorNamespace
-	}
-}
-
 // readOperand is the phase of the operands, Elasticsearch and the Monocle API. It hands the
 // work due to the operand worker (package operand): the backup plan, a pre-upgrade snapshot,
 // an index deletion, a restore step, and whether read-only blocks may be cleared; and it

@@ -157,7 +157,7 @@ func waitsForElasticsearch(serving bool, live, desired *appsv1.Deployment) bool 
 	if live == nil {
 		return true
 	}
-	return owned.FieldsDiffer(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live)
+	return owned.FieldsDiffer(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live, podMetadata)
 }
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by
