@@ -19,22 +19,18 @@ import (
 	"syscall"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/dynamic"
-	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/component-base/metrics/legacyregistry"
 	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection" // leader election metrics
 	_ "k8s.io/component-base/metrics/prometheus/restclient"              // client-go request metrics
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"               // workqueue metrics
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
@@ -132,14 +128,13 @@ func run(ctx context.Context, o options) error {
 	// The identity in the user agent tells the replicas apart in the API server's audit log.
 	cfg.UserAgent = controller.ControllerName + "/" + id
 	logger.Info("Starting", "identity", id, "userAgent", cfg.UserAgent)
-	// The Lease is written through a client of its own, so that renewals never wait behind
-	// the controllers' requests in the client-side rate limiter; every other client writes
-	// only while this replica leads.
-	leaseCfg := rest.CopyConfig(cfg)
+	// Every client but the Lease's writes only while this replica leads.
 	var guard *leader.Guard
 	if o.leaderElect {
-		guard = leader.NewGuard(o.renewDeadline, clock.RealClock{})
-		cfg.Wrap(guard.Wrap)
+		guard, cfg, err = leader.Fence(cfg, leader.Lease{Namespace: leaseNamespace(o), Name: o.leaseName, Identity: id, RenewDeadline: o.renewDeadline})
+		if err != nil {
+			return err
+		}
 	}
 	kubeClient, err := newKubeClients(cfg)
 	if err != nil {
@@ -195,7 +190,7 @@ func run(ctx context.Context, o options) error {
 		runControllers(ctx)
 		return nil
 	}
-	return runWithLeaderElection(ctx, o, id, leaseCfg, guard, watchdog, runControllers)
+	return runWithLeaderElection(ctx, o, id, guard, watchdog, runControllers)
 }
 
 // runWithLeaderElection runs fn while this process holds the Lease, until ctx ends. On a
@@ -203,21 +198,9 @@ func run(ctx context.Context, o options) error {
 // (ReleaseOnCancel), so a rolling update hands over in about a retry period and the next
 // leader's writes never interleave with this one's. A leader that fails to renew its lease
 // stops fn at once and returns an error, so that the process exits.
-func runWithLeaderElection(ctx context.Context, o options, id string, leaseCfg *rest.Config, guard *leader.Guard, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
+func runWithLeaderElection(ctx context.Context, o options, id string, guard *leader.Guard, watchdog *leaderelection.HealthzAdaptor, fn func(context.Context)) error {
 	logger := klog.FromContext(ctx)
-	ns := o.leaseNS
-	if ns == "" {
-		ns = podNamespace()
-	}
-	leaseClient, err := coordinationv1.NewForConfig(leaseCfg)
-	if err != nil {
-		return fmt.Errorf("building the leader election client: %w", err)
-	}
-	guard.Interface = &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: o.leaseName, Namespace: ns},
-		Client:     leaseClient,
-		LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-	}
+	ns := leaseNamespace(o)
 
 	// client-go releases the lease as soon as the context of the election ends, whether or
 	// not OnStartedLeading has returned. So the election gets a context of its own, ended by
@@ -314,6 +297,15 @@ func restConfig(o options) (*rest.Config, error) {
 		return nil, fmt.Errorf("loading the client configuration: %w", err)
 	}
 	return cfg, nil
+}
+
+// leaseNamespace is the namespace of the leader election Lease: --leader-election-namespace,
+// else podNamespace.
+func leaseNamespace(o options) string {
+	if o.leaseNS != "" {
+		return o.leaseNS
+	}
+	return podNamespace()
 }
 
 // podNamespace is the namespace the operator runs in (inClusterNamespace), else "default"

@@ -31,7 +31,8 @@ func TestRefusedAddressIsACondition(t *testing.T) {
 	srv.Reply("GET", "/health", 200, `"ok"`)
 	f := newFixture(t)
 	f.monocles, f.kubeobjects = []*monoclev1alpha1.Monocle{m}, objects
-	f.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	f.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)}
+	f.newController()
 
 	// The claim of the cluster (ownership.go) is the first request the worker would send; its
 	// refusal is the first result. Sync as each end of the worker enqueues the Monocle.

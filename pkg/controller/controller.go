@@ -131,7 +131,7 @@ type Controller struct {
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
 	// operand reads each Monocle's operands in the background and carries out what syncs
-	// plan (ReadOperands); operand.Off() when reading is off.
+	// plan (Options.Operands); operand.Off() when reading is off.
 	operand operand.Worker
 	// refuseCrossNamespace refuses every elasticsearchRef to another namespace, granted or
 	// not (AllowCrossNamespaceReferences, refgrant.go).
@@ -143,6 +143,11 @@ type Controller struct {
 	// watchNamespace is the namespace whose Monocles this controller watches; "" for all.
 	watchNamespace string
 }
+
+// podMetadata is the record the builders keep on a pod template of the labels and
+// annotations they set from a Monocle's podLabels and podAnnotations
+// (resources.PodMetadataAnnotation), as the drift rule reads it.
+var podMetadata = owned.PodMetadataRecord{Annotation: resources.PodMetadataAnnotation, Keys: resources.RecordedPodMetadata}
 
 // OptionalAPIs is what the controller needs to own the kinds of APIs a cluster may or may not
 // serve; see owned.OptionalAPIs.
@@ -173,10 +178,24 @@ type Informers struct {
 	ConfigMapMetadata informers.GenericInformer
 }
 
-// NewController returns a Controller that watches the given informers and writes through the
-// given clients. queueName names the workqueue in metrics; it must be unique per process.
-// Events go to the API server through an event broadcaster stopped when ctx ends.
-func NewController(ctx context.Context, kubeclientset KubeClient, monocleclientset clientset.Interface, inf Informers, queueName string) (*Controller, error) {
+// Options are the settings of a Controller besides its clients and informers.
+type Options struct {
+	// Operands turns on the background reads of every Monocle's Elasticsearch and API, and
+	// the Elasticsearch work syncs plan (see package operand). Its zero value (Interval 0)
+	// reads nothing: the status then has no Elasticsearch health and no
+	// ElasticsearchHealthy, DiskPressure or APIHealthy condition.
+	Operands operand.Options
+	// OperatorNamespace is the namespace the operator's pods run in; "" outside the
+	// cluster. While the controller reads the operands, each Monocle's NetworkPolicy admits
+	// the operator's pods of that namespace to its bundled Elasticsearch.
+	OperatorNamespace string
+}
+
+// NewController returns a Controller that watches the given informers, writes through the
+// given clients and works as o sets. queueName names the workqueue in metrics; it must be
+// unique per process. Events go to the API server through an event broadcaster stopped when
+// ctx ends, and ctx ends the reads of the operands under way.
+func NewController(ctx context.Context, kubeclientset KubeClient, monocleclientset clientset.Interface, inf Informers, queueName string, o Options) (*Controller, error) {
 	logger := klog.FromContext(ctx)
 	utilruntime.Must(monoclescheme.AddToScheme(monoclescheme.Scheme))
 
@@ -208,7 +227,11 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		created:            &createdHold{held: map[cache.ObjectName]heldObjects{}},
 		progress:           &statusWrites{last: map[cache.ObjectName]time.Time{}},
 		random:             rand.Reader,
-		operand:            operand.Off(),
+	}
+	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)
+	if c.readsOperands() {
+		// The operator's pods reach Elasticsearch only to read it.
+		c.operatorNamespace = o.OperatorNamespace
 	}
 
 	if err := inf.Monocles.Informer().AddIndexers(cache.Indexers{secretRefIndex: indexBySecretRef, identityIndex: indexByIdentity, trustedCAIndex: indexByTrustedCA,
@@ -232,7 +255,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		AddFunc:    c.handleObject,
 		UpdateFunc: c.handleObjectUpdate,
 		DeleteFunc: c.handleObject,
-	})
+	}, podMetadata)
 	c.kinds = r
 	c.secrets = owned.Register(r, "Secret", inf.Secrets.Informer(), corev1.Resource("secret"),
 		func(ns string) owned.Client[*corev1.Secret] { return c.kubeclientset.CoreV1().Secrets(ns) })

@@ -16,7 +16,7 @@ import (
 
 // readyElastic is m's Elasticsearch StatefulSet as its builder makes it, with one ready pod.
 func readyElastic(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
-	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, resources.Inputs{})).(*appsv1.StatefulSet)
+	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)).(*appsv1.StatefulSet)
 }
 
 // TestAPIWaitsForElasticsearch: the API Deployment is created only once Elasticsearch has a
@@ -77,13 +77,13 @@ func TestAPIWaitsForElasticsearch(t *testing.T) {
 // TestAPIWaitsOnlyToStartPods: what starts no API pod does not wait for Elasticsearch.
 func TestAPIWaitsOnlyToStartPods(t *testing.T) {
 	m := newMonocle("demo")
-	unready := resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, resources.Inputs{})
+	unready := resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)
 	in := resources.Inputs{ConfigHash: "a"}
 	live := withReadyStatus(resources.NewAPIDeployment(m, in)).(*appsv1.Deployment)
 	rolled := resources.NewAPIDeployment(m, resources.Inputs{ConfigHash: "b"})
-	stopped := resources.NewAPIDeployment(m, resources.Inputs{ConfigHash: "b", Restoring: true})
+	stopped := resources.NewAPIDeployment(m, resources.Inputs{ConfigHash: "b", Stopped: resources.Stopped{API: true}})
 	if ptr.Deref(stopped.Spec.Replicas, 1) != 0 {
-		t.Fatalf("a restoring API has %d replicas, want 0", ptr.Deref(stopped.Spec.Replicas, 1))
+		t.Fatalf("a stopped API has %d replicas, want 0", ptr.Deref(stopped.Spec.Replicas, 1))
 	}
 	for _, tc := range []struct {
 		name          string

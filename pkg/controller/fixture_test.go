@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/fake"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
@@ -69,6 +71,11 @@ type fixture struct {
 	// bumpGenerations makes the fake API server bump a Deployment's generation on update, as
 	// the real one does on a spec change, so that its rollout is not done yet.
 	bumpGenerations bool
+	// operands turns on the reads of the operands, as --elasticsearch-read-interval does;
+	// the zero value reads nothing.
+	operands operand.Options
+	// operatorNamespace is the namespace of the operator's pods (Options.OperatorNamespace).
+	operatorNamespace string
 
 	// controller is the last one newController built; kubeInformers and monocleInformers
 	// are the informer factories whose caches it reads, for tests that change them between
@@ -91,6 +98,9 @@ func newMonocle(name string) *monoclev1alpha1.Monocle {
 
 func (f *fixture) newController() *Controller {
 	_, ctx := ktesting.NewTestContext(f.t)
+	// The end of the test ends the reads of the operands under way.
+	ctx, cancel := context.WithCancel(ctx)
+	f.t.Cleanup(cancel)
 	var objects []runtime.Object
 	for _, m := range f.monocles {
 		objects = append(objects, m)
@@ -154,7 +164,7 @@ func (f *fixture) newController() *Controller {
 		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
 		ConfigMapMetadata:      configMapMetadata,
-	}, "test")
+	}, "test", Options{Operands: f.operands, OperatorNamespace: f.operatorNamespace})
 	if err != nil {
 		f.t.Fatal(err)
 	}

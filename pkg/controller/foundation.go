@@ -174,7 +174,7 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
 		var err error
-		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.volume, resources.Inputs{Stopped: st.hibernation.Stopped}))
+		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.volume, st.hibernation.Stopped.Elastic))
 		errs = append(errs, err)
 	}
 	storage, err := c.ensureStorage(ctx, m, st.volume)

@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
@@ -18,10 +20,11 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// The syncs of a controller that reads its Monocles' Elasticsearch (ReadOperands); the
+// The syncs of a controller that reads its Monocles' Elasticsearch (Options.Operands); the
 // reads themselves are tested in package operand.
 
 // dialAddress is the host:port of srv, for operand.Options.DialAddress.
@@ -34,7 +37,7 @@ func withConditions(conds []metav1.Condition) *monoclev1alpha1.Monocle {
 
 // readingFixture is a fixture of a converged Monocle, its Elasticsearch ready, whose controller
 // reads Elasticsearch every interval from a fake that answers yellow and 80% full.
-func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (*fixture, *monoclev1alpha1.Monocle, *elastictest.Server) {
+func readingFixture(t *testing.T, interval time.Duration) (*fixture, *monoclev1alpha1.Monocle, *elastictest.Server) {
 	t.Helper()
 	m, objects := converged(t, newMonocle("demo"))
 	srv := elastictest.NewServer(t)
@@ -48,7 +51,8 @@ func readingFixture(ctx context.Context, t *testing.T, interval time.Duration) (
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	f.kubeobjects = objects
-	f.newController().ReadOperands(ctx, operand.Options{Interval: interval, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	f.operands = operand.Options{Interval: interval, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)}
+	f.newController()
 	return f, m, srv
 }
 
@@ -84,7 +88,7 @@ func syncThroughFirstRead(ctx context.Context, t *testing.T, f *fixture, key cac
 // the status with the health in it.
 func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, _ := readingFixture(ctx, t, time.Hour)
+	f, m, _ := readingFixture(t, time.Hour)
 	status := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m)).Status
 	if status.ElasticsearchHealth == nil || status.ElasticsearchHealth.Status != "yellow" {
 		t.Errorf("status.elasticsearchHealth = %+v, want yellow", status.ElasticsearchHealth)
@@ -105,7 +109,7 @@ func TestFirstReadHoldsTheStatusWrite(t *testing.T) {
 // API writes no status, and the next one writes Ready with the API's health in one write.
 func TestFirstAPIReadHoldsTheStatusWrite(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, srv := readingFixture(ctx, t, time.Hour)
+	f, m, srv := readingFixture(t, time.Hour)
 	unready := make([]runtime.Object, 0, len(f.kubeobjects))
 	for _, o := range f.kubeobjects {
 		if d, ok := o.(*appsv1.Deployment); ok && d.Name == "demo-api" {
@@ -117,7 +121,8 @@ func TestFirstAPIReadHoldsTheStatusWrite(t *testing.T) {
 	}
 	g := newFixture(t)
 	g.monocles, g.kubeobjects = []*monoclev1alpha1.Monocle{m}, unready
-	g.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	g.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)}
+	g.newController()
 	read := syncThroughFirstRead(ctx, t, g, cache.MetaObjectToName(m))
 	if c := condition(t, withConditions(read.Status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Reason != reasons.APINotReady {
 		t.Fatalf("APIHealthy with the API not ready = %+v", c)
@@ -127,7 +132,8 @@ func TestFirstAPIReadHoldsTheStatusWrite(t *testing.T) {
 	// health the status already has.
 	h := newFixture(t)
 	h.monocles, h.kubeobjects = []*monoclev1alpha1.Monocle{read}, f.kubeobjects
-	h.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	h.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)}
+	h.newController()
 	status := syncThroughFirstRead(ctx, t, h, cache.MetaObjectToName(m)).Status
 	if c := condition(t, withConditions(status.Conditions), monoclev1alpha1.ConditionAPIHealthy); c.Status != metav1.ConditionTrue || c.Reason != reasons.APIAnswers {
 		t.Errorf("APIHealthy = %+v", c)
@@ -141,7 +147,7 @@ func TestFirstAPIReadHoldsTheStatusWrite(t *testing.T) {
 // error status is reported in APIHealthy, with the status, and the Monocle stays Ready.
 func TestAPIHealthReported(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, srv := readingFixture(ctx, t, time.Hour)
+	f, m, srv := readingFixture(t, time.Hour)
 	srv.Reply("GET", "/health", 503, `"starting"`)
 	status := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m)).Status
 	if got := srv.RequestsTo("GET", "/health"); len(got) != 1 {
@@ -162,7 +168,7 @@ func TestElasticsearchIsReadEveryInterval(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	f, m, srv := readingFixture(ctx, t, 300*time.Millisecond)
+	f, m, srv := readingFixture(t, 300*time.Millisecond)
 	c := f.controller
 	go func() {
 		for c.processNextWorkItem(ctx) {
@@ -206,7 +212,7 @@ func testkitEventually(t *testing.T, cond func() bool) {
 // in the fault suite's API server outage).
 func TestRestartKeepsEarlierHealth(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, _ := readingFixture(ctx, t, time.Hour)
+	f, m, _ := readingFixture(t, time.Hour)
 	key := cache.MetaObjectToName(m)
 	read := syncThroughFirstRead(ctx, t, f, key)
 
@@ -224,8 +230,8 @@ func TestRestartKeepsEarlierHealth(t *testing.T) {
 	g := newFixture(t)
 	g.monocles = []*monoclev1alpha1.Monocle{read}
 	g.kubeobjects = f.kubeobjects
+	g.operands = operand.Options{Interval: time.Hour, Timeout: time.Minute, MaxReads: 1, DialAddress: dialAddress(hanging)}
 	restarted := g.newController()
-	restarted.ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: time.Minute, MaxReads: 1, DialAddress: dialAddress(hanging)})
 	restarted.operand.Observe(ctx, newMonocle("other"), operand.Inputs{ElasticReady: true})
 	if err := restarted.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)
@@ -272,7 +278,8 @@ func TestProgressIgnoresDroppedEntities(t *testing.T) {
 	f.monocles, f.kubeobjects, f.userSecrets = []*monoclev1alpha1.Monocle{m}, objects, []*corev1.Secret{tokens}
 	tr := es.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	f.newController().ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, Transport: tr})
+	f.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, Transport: tr}
+	f.newController()
 
 	status := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m)).Status
 	if cr := status.Crawlers; len(cr) != 1 || cr[0].CrawledUntil == nil || !cr[0].CrawledUntil.Time.Equal(fresh) || cr[0].Entities != 2 {
@@ -283,5 +290,28 @@ func TestProgressIgnoresDroppedEntities(t *testing.T) {
 	}
 	if status.CrawlerRestarts != nil {
 		t.Errorf("status.crawlerRestarts = %+v, want none", status.CrawlerRestarts)
+	}
+}
+
+// TestOperatorAdmittedWhileReading: a Monocle's NetworkPolicy admits the operator's pods of
+// Options.OperatorNamespace to Elasticsearch while the controller reads the operands, and
+// no pod of the operator's when it does not.
+func TestOperatorAdmittedWhileReading(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	for _, reading := range []bool{true, false} {
+		m := newMonocle("demo")
+		f := newFixture(t)
+		f.monocles, f.operatorNamespace = []*monoclev1alpha1.Monocle{m}, "monocle-operator"
+		admitted := ""
+		if reading {
+			f.operands, admitted = operand.Options{Interval: time.Hour, Timeout: time.Second}, f.operatorNamespace
+		}
+		if err := f.newController().syncHandler(ctx, cache.MetaObjectToName(m)); err != nil {
+			t.Fatal(err)
+		}
+		got, want := written[*networkingv1.NetworkPolicy](f.kubeclient.Actions(), "demo"), resources.NewNetworkPolicy(m, admitted)
+		if got == nil || !equality.Semantic.DeepEqual(got.Spec, want.Spec) {
+			t.Errorf("reading %v: NetworkPolicy %+v, want the spec %+v", reading, got, want.Spec)
+		}
 	}
 }

@@ -15,10 +15,10 @@ import (
 )
 
 // planHibernation is the phase of spec.hibernate (day2.PlanHibernation): from the workloads
-// and Jobs as the cache has them, it decides which components the later phases build with
-// zero replicas (st.hibernation.Stopped, handed to the builders through resources.Inputs),
-// and whether the operand reads, backups, Jobs and auto-pilot are held
-// (st.hibernation.Stopping) and an upgrade or a restore waits (st.hibernation.Active). The
+// and Jobs as the cache has them, it decides which components hibernation stops
+// (st.hibernation.Stopped) and whether the operand reads, backups, Jobs and auto-pilot are
+// held (st.hibernation.Stopping), both of which the workloads phase makes part of what the
+// sync stops (st.holds), and whether an upgrade or a restore waits (st.hibernation.Active). The
 // bundled Elasticsearch waits for the Jobs and for the snapshots status.backup.running names,
 // these only while the operator reads Elasticsearch (the only way to see them end). It sets
 // status.hibernation and the Hibernated condition.
@@ -45,7 +45,7 @@ func (c *Controller) planHibernation(st *syncState) {
 	}
 }
 
-// readsOperands reports whether the operator reads the operands (ReadOperands with an
+// readsOperands reports whether the operator reads the operands (Options.Operands with an
 // interval): operand.Off is the worker of one that does not.
 func (c *Controller) readsOperands() bool {
 	return c.operand != operand.Off()
@@ -68,10 +68,11 @@ func (c *Controller) jobsRunning(m *monoclev1alpha1.Monocle) bool {
 }
 
 // runningAPI is the API Deployment the Jobs phase decides on whether update-idents may start
-// (st.api), or nil while hibernation stops the Monocle: no Job starts then, and a config
-// change's update-idents runs once the Monocle wakes and its API runs the new config.
+// (st.api), or nil while hibernation stops the Monocle (st.holds.Hibernating): no Job starts
+// then, and a config change's update-idents runs once the Monocle wakes and its API runs the
+// new config.
 func (st *syncState) runningAPI() *appsv1.Deployment {
-	if st.hibernation.Stopping() {
+	if st.holds.Hibernating {
 		return nil
 	}
 	return st.api
@@ -84,11 +85,4 @@ func (c *Controller) recordHibernationTransition(m *monoclev1alpha1.Monocle, was
 		return
 	}
 	c.recorder.Event(m, corev1.EventTypeNormal, day2.HibernationReason(is.Phase), is.Message)
-}
-
-// hibernationReason reports whether reason is one the Ready condition takes from
-// status.hibernation: Ready turning False with it is no failure, and records no NotReady
-// warning (recordHibernationTransition tells it).
-func hibernationReason(reason string) bool {
-	return reason == reasons.Hibernating || reason == reasons.Hibernated || reason == reasons.Waking
 }

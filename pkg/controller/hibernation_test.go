@@ -256,13 +256,14 @@ func TestElasticsearchWaitsForRunningJobs(t *testing.T) {
 // Elasticsearch or the API, whose earlier health stands while their pods run.
 func TestHibernationReadsNothing(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, srv := readingFixture(ctx, t, time.Hour)
+	f, m, srv := readingFixture(t, time.Hour)
 	read := syncThroughFirstRead(ctx, t, f, cache.MetaObjectToName(m))
 	before := len(srv.Requests())
 	read.Spec.Hibernate = true
 	g := newFixture(t)
 	g.monocles, g.kubeobjects = []*monoclev1alpha1.Monocle{read}, f.kubeobjects
-	g.newController().ReadOperands(ctx, operand.Options{Interval: time.Millisecond, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)})
+	g.operands = operand.Options{Interval: time.Millisecond, Timeout: 10 * time.Second, DialAddress: dialAddress(srv)}
+	g.newController()
 	if err := g.controller.syncHandler(ctx, cache.MetaObjectToName(read)); err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +288,8 @@ func readingSync(ctx context.Context, t *testing.T, m *monoclev1alpha1.Monocle, 
 	f.monocles, f.kubeobjects = []*monoclev1alpha1.Monocle{m}, objects
 	tr := es.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
+	f.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, Transport: tr}
 	c := f.newController()
-	c.ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, Transport: tr})
 	key := cache.MetaObjectToName(m)
 	if err := c.syncHandler(ctx, key); err != nil {
 		t.Fatal(err)

@@ -27,15 +27,21 @@ import (
 // status.crawlers.
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
-	if f.config.valid && f.configReady() && !w.restoring {
+	if f.config.valid && f.configReady() && !st.holds.Restore {
 		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.runningAPI(), st.elasticAccess(nil, nil))
 		st.fail(err)
 		st.status.UpdateIdents = idents
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
-	if !w.restoring && !st.hibernation.Stopping() {
+	if !st.holds.Restore && !st.holds.Hibernating {
 		plan := w.maintenance
 		plan.elastic = st.elasticAccess(nil, nil)
+		for _, mv := range plan.moved {
+			// Told with the status that carries the automatic request.
+			st.event(corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier, fmt.Sprintf(
+				"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
+				mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name))
+		}
 		maintenance, err := c.ensureMaintenance(ctx, m, plan, f.configHash, st.crawler, identsRunning)
 		st.fail(err)
 		st.status.Maintenance = nil
@@ -43,7 +49,7 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 			st.status.Maintenance = append(st.status.Maintenance, *s.DeepCopy())
 		}
 	}
-	if !st.hibernation.Stopping() {
+	if !st.holds.Hibernating {
 		// Kept while hibernation holds the Jobs: a crawler's update_since moved earlier
 		// meanwhile is found, and its request made, once the Monocle wakes.
 		st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.crawlers...)

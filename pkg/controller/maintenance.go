@@ -168,11 +168,6 @@ func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.M
 			busy = busy || s.Phase == monoclev1alpha1.JobRunning
 		}
 	}
-	for _, mv := range plan.moved {
-		c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier,
-			"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
-			mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name)
-	}
 	var errs []error
 	for _, r := range plan.requests {
 		st := maintenanceStatus(m, r.Name)
@@ -182,12 +177,10 @@ func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.M
 		if plan.automatic[r.Name] {
 			st.Automatic = r.DeepCopy()
 		}
-		before := st.DeepCopy()
 		st, err := c.ensureRequest(ctx, m, r, st, plan, configHash, crawler, &busy)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		c.recordMaintenanceTransition(m, r, before, st)
 		out = append(out, *st)
 	}
 	return out, errors.Join(errs...)

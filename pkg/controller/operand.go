@@ -14,17 +14,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// ReadOperands turns on the background reads of every Monocle's Elasticsearch and API, and
-// the Elasticsearch work syncs plan, with o (see package operand); ctx ends the reads under
-// way. Call it before Run; without it, or with o.Interval 0, the status has no
-// Elasticsearch health and no ElasticsearchHealthy, DiskPressure or APIHealthy condition.
-func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
-	if o.Interval > 0 {
-		c.operand = operand.New(ctx, o, c.queue.AddAfter)
-		c.operatorNamespace = o.OperatorNamespace
-	}
-}
-
 // readOperand is the phase of the operands, Elasticsearch and the Monocle API. It hands the
 // work due to the operand worker (package operand): the backup plan, a pre-upgrade snapshot,
 // an index deletion, a restore step, and whether read-only blocks may be cleared; and it
@@ -33,10 +22,10 @@ func (c *Controller) ReadOperands(ctx context.Context, o operand.Options) {
 // API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
 // when indexReplicas asks for more replicas than the data nodes hold. While hibernation
-// stops the Monocle it hands nothing to the worker and sets only the health conditions, but
-// for the snapshots the hibernation waits for (st.hibernation.AwaitedSnapshots): the worker
-// then lists the backup repository, taking no snapshot, until status.backup.running says
-// they ended.
+// stops the Monocle (st.holds.Hibernating) it hands nothing to the worker and sets only the
+// health conditions, but for the snapshots the hibernation waits for
+// (st.hibernation.AwaitedSnapshots): the worker then lists the backup repository, taking no
+// snapshot, until status.backup.running says they ended.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
@@ -57,7 +46,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		c.operand.Forget(cache.MetaObjectToName(m))
 		st.status.ElasticsearchHealth = nil
 	}
-	if st.hibernation.Stopping() {
+	if st.holds.Hibernating {
 		// Hibernation reads nothing and does nothing in the operands: the health an earlier
 		// read found stands while a pod is there to have it, and turns Unknown once none is.
 		for _, cond := range day2.HealthConditions(m, operand.Result{}, elasticReady) {

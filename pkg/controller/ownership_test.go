@@ -34,10 +34,8 @@ func externalAt(ns, name, url string, h int) *monoclev1alpha1.Monocle {
 func claimingFixture(t *testing.T, es *testkit.FakeElasticsearch, monocles ...*monoclev1alpha1.Monocle) *Controller {
 	f := newFixture(t)
 	f.monocles = monocles
-	c := f.newController()
-	_, ctx := ktesting.NewTestContext(t)
-	c.ReadOperands(ctx, operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: strings.TrimPrefix(es.URL(), "http://")})
-	return c
+	f.operands = operand.Options{Interval: time.Hour, Timeout: 10 * time.Second, DialAddress: strings.TrimPrefix(es.URL(), "http://")}
+	return f.newController()
 }
 
 // resolveClaimed runs the resolve phase of m on c until its claim has ended, and returns the

@@ -44,7 +44,7 @@ func TestIndexReplicasRefusedOnTheBundledNode(t *testing.T) {
 // data nodes and the replicas.
 func TestIndexReplicasKept(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
-	f, m, srv := readingFixture(ctx, t, time.Hour)
+	f, m, srv := readingFixture(t, time.Hour)
 	m.Spec.Elasticsearch.IndexReplicas = ptr.To[int32](0)
 	srv.Reply("GET", "/monocle*/_settings/index.number_of_replicas", 200,
 		`{"monocle.config":{"settings":{"index.number_of_replicas":"1"}},"monocle.changes.1.demo":{"settings":{"index.number_of_replicas":"0"}}}`)

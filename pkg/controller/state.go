@@ -24,7 +24,8 @@ import (
 // Its status starts as a copy of the Monocle's: unchanged is the default, and a phase with
 // nothing new to say of a field leaves it as the last sync wrote it. Conditions enter through
 // setCondition and leave through removeCondition, errors through fail, and the events a phase
-// decides on through event; finishSync writes them all at once. Only the sync's goroutine
+// decides on through event; finishSync writes the status and records those events with it
+// (events.go). Only the sync's goroutine
 // writes the state: a phase's parallel steps (run) hand their results back, and run applies
 // them in a fixed order once every step has returned.
 type syncState struct {
@@ -63,6 +64,13 @@ type syncState struct {
 	// built with zero replicas, and whether the operand reads, Jobs, upgrades and restores
 	// wait.
 	hibernation day2.HibernationStep
+	// holds is what the sync stops and why (day2.PlanHolds): decided once, by the workloads
+	// phase, when the restore, the upgrade and the maintenance are planned (the zero value
+	// before). The API and crawler Deployments are built from it, and the Jobs and operand
+	// phases read it. The foundation phase, which comes before, builds the bundled
+	// Elasticsearch from hibernation.Stopped.Elastic: hibernation alone stops it, and
+	// holds.Stopped.Elastic is that same value.
+	holds day2.Holds
 
 	// The objects the workloads' status is read from: the StatefulSet and the Deployments m
 	// controls, as the sync left them (nil: none).
@@ -80,7 +88,8 @@ type syncState struct {
 	// runs.
 	contests []owned.Contest
 
-	// events are those the phases decided on, recorded by finishSync in order.
+	// events are those the phases decided on, recorded in order with the status write
+	// (recordStatusEvents).
 	events []event
 
 	// mu guards errs, which parallel steps add to.
@@ -88,11 +97,6 @@ type syncState struct {
 	errs []error
 	// abort cancels the context of the sync's requests with its cause (see fail).
 	abort context.CancelCauseFunc
-}
-
-// event is an event a phase decided on, recorded on the Monocle when its status is written.
-type event struct {
-	eventType, reason, message string
 }
 
 // newSyncState returns the state of a sync of m at now, and the context of the sync's
@@ -154,11 +158,6 @@ func (st *syncState) condition(typ string) *metav1.Condition {
 		return &c
 	}
 	return nil
-}
-
-// event records an event on the Monocle once its status is written.
-func (st *syncState) event(eventType, reason, message string) {
-	st.events = append(st.events, event{eventType, reason, message})
 }
 
 // fail adds err (nil: nothing) to the sync's errors. An error that every later request of the

@@ -24,47 +24,11 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// blocking are the reasons of per-concern conditions that need the user: they make the
-// Monocle Degraded.
-var blocking = map[string]bool{
-	reasons.InvalidConfig:                   true,
-	reasons.SecretNotFound:                  true,
-	reasons.TokenMissing:                    true,
-	reasons.ConfigMapNotFound:               true,
-	reasons.ConfigMapKeyMissing:             true,
-	reasons.StorageChangeRefused:            true,
-	reasons.ElasticsearchVersionUnsupported: true,
-	reasons.ElasticsearchDowngrade:          true,
-	reasons.HeapAboveLimit:                  true,
-	reasons.IndexReplicasTooHigh:            true,
-	reasons.SecretKeyMissing:                true,
-	reasons.ElasticsearchNotFound:           true,
-	reasons.ElasticsearchInUse:              true,
-	reasons.ElasticsearchAddressRefused:     true,
-
-	// The refusals of a cross-namespace elasticsearchRef (refgrant.go).
-	reasons.ReferenceNotGranted:              true,
-	reasons.CrossNamespaceReferencesDisabled: true,
-	reasons.CredentialsRequired:              true,
-}
-
-// warnsOf reports whether a per-concern condition, when it takes its reason, is worth a
-// Warning event with that reason: the user must act, an API the Monocle needs is not served,
-// Elasticsearch turned red or its volume is almost full.
-func warnsOf(cond metav1.Condition) bool {
-	switch {
-	case cond.Reason == reasons.Red || cond.Reason == reasons.VolumeAlmostFull || cond.Reason == reasons.OIDCNeedsHTTPS || cond.Reason == reasons.IndicesReadOnly:
-		return true
-	case blocking[cond.Reason] || cond.Reason == reasons.APINotServed:
-		return cond.Status == metav1.ConditionFalse
-	}
-	return false
-}
-
 // updateMonocleStatus computes the status from what the sync observed and writes it with
-// UpdateStatus only when it differs from the cached one; it records an event when Ready
-// changes, except when a starting Monocle becomes Ready. m is the sync's own copy of the Monocle.
-func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p problems) error {
+// UpdateStatus when it differs from the cached one, unless statusWrites leaves the write to a
+// later sync (then it enqueues the Monocle for it). It reports whether it wrote; m, the sync's
+// own copy of the Monocle, then holds the status written.
+func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p problems) (bool, error) {
 	m := st.m
 	status := computeStatus(st, p)
 	readyValue := 0.0
@@ -77,42 +41,27 @@ func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p p
 	}
 	recordCrawlerMetrics(m, status.Crawlers)
 	if equality.Semantic.DeepEqual(m.Status, status) {
-		return nil
+		return false, nil
 	}
 	key := cache.MetaObjectToName(m)
 	if wait := c.progress.wait(key, m.Status, status, time.Now()); wait > 0 {
 		// A later sync writes it, with whatever else has moved by then.
 		c.queue.AddAfter(key, wait)
-		return nil
+		return false, nil
 	}
-	wasReady := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
-	for _, cond := range orderedConditions(st.conditions) {
-		was := apimeta.FindStatusCondition(m.Status.Conditions, cond.Type)
-		if warnsOf(cond) && (was == nil || was.Reason != cond.Reason) {
-			c.recorder.Event(m, corev1.EventTypeWarning, cond.Reason, cond.Message)
-		}
-	}
+	was := m.Status
 	m.Status = status
 	if _, err := c.monocleclientset.MonocleV1alpha1().Monocles(m.Namespace).UpdateStatus(ctx, m, metav1.UpdateOptions{FieldManager: ControllerName}); err != nil {
+		m.Status = was
 		if apierrors.IsNotFound(err) {
 			// Deleted while this sync ran: nothing left to report on.
-			return nil
+			return false, nil
 		}
-		return fmt.Errorf("updating status: %w", err)
+		return false, fmt.Errorf("updating status: %w", err)
 	}
 	c.progress.wrote(key, time.Now())
 	klog.FromContext(ctx).V(2).Info("Updated Monocle status")
-	ready := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionReady)
-	if wasReady != nil && wasReady.Status != ready.Status {
-		if ready.Status == metav1.ConditionTrue {
-			if wasReady.Reason != reasons.Starting {
-				c.recorder.Event(m, corev1.EventTypeNormal, reasons.Ready, ready.Message)
-			}
-		} else if !hibernationReason(ready.Reason) {
-			c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.NotReady, "%s: %s", ready.Reason, ready.Message)
-		}
-	}
-	return nil
+	return true, nil
 }
 
 // computeStatus derives the status from what the phases of the sync left in st and the
@@ -172,7 +121,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		messages = append(messages, contestedMessage(st.contests))
 	}
 	for _, cond := range orderedConditions(st.conditions) {
-		if cond.Status == metav1.ConditionFalse && blocking[cond.Reason] {
+		if cond.Status == metav1.ConditionFalse && reasons.Blocking(cond.Reason) {
 			causes = append(causes, cond.Reason)
 			messages = append(messages, cond.Message)
 		}

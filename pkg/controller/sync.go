@@ -97,7 +97,8 @@ func (c *Controller) forget(key cache.ObjectName) {
 	c.kinds.Contests().Forget(key.Namespace, key.Name)
 }
 
-// finishSync records the events and writes the status of a sync, and returns its errors.
+// finishSync writes the status of a sync and records the events of its changes with it
+// (events.go), and returns the sync's errors.
 func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	m, errs := st.m, st.errs
 	p := classify(errs)
@@ -112,16 +113,12 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	for _, err := range p.failures {
 		c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
 	}
-	c.recordJobTransition(m, m.Status.UpdateIdents, st.status.UpdateIdents)
-	c.recordBackupTransition(m, m.Status.Backup, st.status.Backup)
-	c.recordRestoreTransition(m, m.Status.Restore, st.status.Restore)
-	c.recordUpgradeTransition(m, m.Status.Upgrade, st.status.Upgrade)
-	c.recordHibernationTransition(m, m.Status.Hibernation, st.status.Hibernation)
-	c.recordIndexDeletion(m, m.Status.IndexDeletion, st.status.IndexDeletion)
-	for _, e := range st.events {
-		c.recorder.Event(m, e.eventType, e.reason, e.message)
+	was := m.Status
+	wrote, err := c.updateMonocleStatus(ctx, st, p)
+	if wrote {
+		c.recordStatusEvents(m, was, st)
 	}
-	if err := c.updateMonocleStatus(ctx, st, p); err != nil {
+	if err != nil {
 		if apierrors.IsConflict(err) && len(errs) == 0 {
 			return &staleCacheError{err}
 		}

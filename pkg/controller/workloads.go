@@ -17,9 +17,6 @@ import (
 type workloads struct {
 	// maintenance is what spec.maintenance and the automatic requests ask of this sync.
 	maintenance maintenancePlan
-	// restoring is set until spec.restore's restore has succeeded: the API and the crawler
-	// stay at zero replicas and no Job runs.
-	restoring bool
 	// upgrade is what the upgrade of the API's image asks of this sync.
 	upgrade day2.UpgradeStep
 	// lastBackup is what the last read of Elasticsearch did of the backup work (nil: none).
@@ -33,8 +30,10 @@ type workloads struct {
 // them at zero replicas until it has succeeded (day2.RestoreStatus): the sync that records
 // its success starts them. An image change of the API is an upgrade, in phases
 // (day2.PlanUpgrade). Hibernation stops them in its order, and a restore or an upgrade asked
-// for meanwhile waits until the Monocle is awake (day2.HoldRestore, day2.HoldUpgrade). It
-// sets Restored and Upgraded, and status.restore and status.upgrade.
+// for meanwhile waits until the Monocle is awake (day2.HoldRestore, day2.HoldUpgrade). Once
+// the restore, the upgrade and the maintenance are planned, it decides what the sync stops
+// and why (st.holds, day2.PlanHolds), which the Deployments are built from. It sets Restored
+// and Upgraded, and status.restore and status.upgrade.
 func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
 	m := st.m
 	st.api, st.crawler = c.observeDeployments(m)
@@ -48,18 +47,18 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	if restore.Condition != nil {
 		st.setCondition(*restore.Condition)
 	}
-	w.restoring = restore.Status != nil && restore.Status.Phase != monoclev1alpha1.RestoreSucceeded
-	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, w.restoring, st.now)
+	w.upgrade = day2.PlanUpgrade(m, st.api, st.crawler, w.lastBackup, restore.UnderWay(), st.now)
 	if st.hibernation.Active() {
 		w.upgrade = day2.HoldUpgrade(m, w.upgrade)
 	}
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
+	st.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.stopCrawler)
 	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
-		CrawlerStopped: w.maintenance.stopCrawler || w.upgrade.StopCrawler, Restoring: w.restoring, Stopped: st.hibernation.Stopped,
+		Stopped:  st.holds.Stopped,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
 		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m), TrustedCAHash: f.secrets.caHash}
 	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
@@ -158,7 +157,7 @@ func waitsForElasticsearch(serving bool, live, desired *appsv1.Deployment) bool 
 	if live == nil {
 		return true
 	}
-	return owned.FieldsDiffer(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live)
+	return owned.FieldsDiffer(&appsv1.Deployment{Spec: appsv1.DeploymentSpec{Template: desired.Spec.Template}}, live, podMetadata)
 }
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by

@@ -11,6 +11,9 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 )
@@ -24,10 +27,10 @@ import (
 // when the process froze is cancelled when it resumes (see Wrap), unless its bytes had
 // already left.
 //
-// Set Interface, the lock it guards (a resourcelock.LeaseLock), before the elector starts;
-// give the Guard to leaderelection.LeaderElectionConfig.Lock and Wrap to rest.Config.Wrap of
-// every other client.
+// Fence returns the Guard of a Lease and the client configuration it guards; the Guard goes
+// to leaderelection.LeaderElectionConfig.Lock.
 type Guard struct {
+	// Interface is the lock the Guard writes through (a resourcelock.LeaseLock).
 	resourcelock.Interface
 	renewDeadline time.Duration
 	clock         clock.PassiveClock
@@ -38,11 +41,42 @@ type Guard struct {
 	renewed time.Time
 }
 
-// NewGuard returns a Guard that allows writes for renewDeadline (the elector's RenewDeadline)
-// after each successful write of the lock naming this replica, timed by clk
-// (clock.RealClock{} outside tests).
-func NewGuard(renewDeadline time.Duration, clk clock.PassiveClock) *Guard {
-	return &Guard{renewDeadline: renewDeadline, clock: clk}
+// Lease is the leader election Lease a replica competes for.
+type Lease struct {
+	// Namespace and Name name the Lease.
+	Namespace, Name string
+	// Identity names this replica in the Lease's holderIdentity.
+	Identity string
+	// RenewDeadline is the elector's RenewDeadline: how long after the start of a renewal
+	// this replica may write.
+	RenewDeadline time.Duration
+}
+
+// Fence returns the Guard of lease, which reads and writes the Lease through a client of its
+// own built from cfg, and a copy of cfg whose clients write only while the Guard says this
+// replica leads (Wrap): every client but the Lease's is to be built from that copy. The
+// Lease's client then never waits behind the others' requests in the client-side rate
+// limiter, so that renewals are not delayed by the work they guard. cfg is not changed. The
+// error is that of building the Lease's client.
+func Fence(cfg *rest.Config, lease Lease) (*Guard, *rest.Config, error) {
+	client, err := coordinationv1.NewForConfig(rest.CopyConfig(cfg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("building the leader election client: %w", err)
+	}
+	g := NewGuard(&resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: lease.Name, Namespace: lease.Namespace},
+		Client:     client,
+		LockConfig: resourcelock.ResourceLockConfig{Identity: lease.Identity},
+	}, lease.RenewDeadline, clock.RealClock{})
+	guarded := rest.CopyConfig(cfg)
+	guarded.Wrap(g.Wrap)
+	return g, guarded, nil
+}
+
+// NewGuard returns a Guard of lock that allows writes for renewDeadline (the elector's
+// RenewDeadline) after each successful write of lock naming this replica, timed by clk.
+func NewGuard(lock resourcelock.Interface, renewDeadline time.Duration, clk clock.PassiveClock) *Guard {
+	return &Guard{Interface: lock, renewDeadline: renewDeadline, clock: clk}
 }
 
 // Create implements resourcelock.Interface.

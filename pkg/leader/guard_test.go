@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	testingclock "k8s.io/utils/clock/testing"
 )
@@ -95,8 +96,7 @@ func TestGuard(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			clock := testingclock.NewFakeClock(time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC))
 			lock := &fakeLock{clock: clock}
-			g := NewGuard(renewDeadline, clock)
-			g.Interface = lock
+			g := NewGuard(lock, renewDeadline, clock)
 			server := &countingTransport{}
 			rt := g.Wrap(server)
 			for i, s := range steps {
@@ -179,8 +179,7 @@ func (b *blockingTransport) RoundTrip(req *http.Request) (*http.Response, error)
 // one that goes out in time is, and its response body stays readable.
 func TestWriteHeldPastTheLeaseIsCancelled(t *testing.T) {
 	clock := testingclock.NewFakeClock(time.Now())
-	g := NewGuard(renewDeadline, clock)
-	g.Interface = &fakeLock{clock: clock}
+	g := NewGuard(&fakeLock{clock: clock}, renewDeadline, clock)
 	if err := g.Update(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: self}); err != nil {
 		t.Fatal(err)
 	}
@@ -205,5 +204,42 @@ func TestWriteHeldPastTheLeaseIsCancelled(t *testing.T) {
 	}
 	if err := resp.Body.Close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestFence: the Guard of Fence holds the Lease named, as the identity given, and the
+// configuration it returns refuses writes until the Guard has written the Lease naming this
+// replica; the configuration given is left as it was.
+func TestFence(t *testing.T) {
+	server := &countingTransport{}
+	// countingTransport answers JSON.
+	cfg := &rest.Config{Host: "https://apiserver.test", Transport: server, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
+	g, guarded, err := Fence(cfg, Lease{Namespace: "ops", Name: "monocle-operator", Identity: self, RenewDeadline: renewDeadline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Describe() != "ops/monocle-operator" || g.Identity() != self {
+		t.Errorf("the Guard holds %s as %s, want ops/monocle-operator as %s", g.Describe(), g.Identity(), self)
+	}
+	if cfg.WrapTransport != nil {
+		t.Error("Fence changed the configuration it was given")
+	}
+	rt, err := rest.TransportFor(guarded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.RoundTrip(request(http.MethodPost)); err == nil || server.calls != 0 {
+		t.Errorf("a write through the guarded configuration before leading: error %v, %d sent", err, server.calls)
+	}
+	if _, err := rt.RoundTrip(request(http.MethodGet)); err != nil || server.calls != 1 {
+		t.Errorf("a read through the guarded configuration: error %v, %d sent", err, server.calls)
+	}
+	// The Lease is written through a client the Guard does not guard; once it names this
+	// replica, the guarded configuration writes.
+	if err := g.Create(context.Background(), resourcelock.LeaderElectionRecord{HolderIdentity: self}); err != nil || server.calls != 2 {
+		t.Fatalf("creating the Lease: error %v, %d sent in all", err, server.calls)
+	}
+	if _, err := rt.RoundTrip(request(http.MethodPost)); err != nil || server.calls != 3 {
+		t.Errorf("a write through the guarded configuration while leading: error %v, %d sent in all", err, server.calls)
 	}
 }

@@ -134,10 +134,9 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// apiReplicas is APIReplicas(m), or 0 while a snapshot is restored or hibernation stops the
-// API.
+// apiReplicas is APIReplicas(m), or 0 while the sync stops the API (in.Stopped.API).
 func apiReplicas(m *monoclev1alpha1.Monocle, in Inputs) int32 {
-	if in.Restoring || in.Stopped.API {
+	if in.Stopped.API {
 		return 0
 	}
 	return APIReplicas(m)

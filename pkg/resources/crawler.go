@@ -37,7 +37,7 @@ func NewCrawlerDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deploym
 		Resources:      resourcesOr(m.Spec.Crawler.Resources, "50m", "128Mi", "512Mi"),
 	}
 	replicas := int32(1)
-	if in.CrawlerStopped || in.Restoring || in.Stopped.Crawler {
+	if in.Stopped.Crawler {
 		replicas = 0
 	}
 	d := newMonocleDeployment(m, CrawlerName(m), ComponentCrawler, container, in, replicas,

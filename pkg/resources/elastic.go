@@ -51,9 +51,9 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // NewElasticStatefulSet builds the single-node Elasticsearch StatefulSet "<name>-elastic"
 // with one PVC from its volume claim template named volume (see ElasticPVCName). PVCs are
 // retained when the StatefulSet is deleted or scaled down: index data is only deleted by a
-// user. It has one replica, none while hibernation stops it (in.Stopped.Elastic; the rest of
-// in is the API's and the crawler's). Elasticsearch runs with node.store.allow_mmap=false so it needs no privileged sysctl,
-// and single-node discovery.
+// user. It has one replica, none when stopped is set (hibernation stops it). Elasticsearch
+// runs with node.store.allow_mmap=false so it needs no privileged sysctl, and single-node
+// discovery.
 //
 // Its root filesystem is read-only. Elasticsearch 7.17's official image writes, besides the
 // data directory: its config directory (the bootstrap creates or upgrades
@@ -62,7 +62,7 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // the here-documents of the image's docker-entrypoint.sh: elastic/elasticsearch#95542). Each
 // gets an emptyDir; the config directory's is filled with the image's own config by an init
 // container of the same image, as ECK's elastic-internal-init-filesystem does.
-func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, in Inputs) *appsv1.StatefulSet {
+func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bool) *appsv1.StatefulSet {
 	image := ElasticImage(m)
 	configVol, configMount := emptyDir("config", elasticHome+"/config")
 	logsVol, logsMount := emptyDir("logs", elasticHome+"/logs")
@@ -128,7 +128,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, in Inputs)
 	s := &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(m, ElasticName(m), ComponentElastic),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr.To(elasticReplicas(in)),
+			Replicas:            ptr.To(elasticReplicas(stopped)),
 			ServiceName:         ElasticName(m),
 			Selector:            &metav1.LabelSelector{MatchLabels: SelectorLabels(m, ComponentElastic)},
 			PodManagementPolicy: appsv1.OrderedReadyPodManagement,

@@ -1,8 +1,8 @@
 package resources
 
-// Stopped names the components that hibernation (spec.hibernate) stops in a sync: each is
-// built with zero replicas, its volumes, Secrets and ConfigMap left as they are. The zero
-// value stops nothing.
+// Stopped names components of a Monocle: the crawler, the API, the bundled Elasticsearch. A
+// stopped component's workload is built with zero replicas (Inputs.Stopped), its volumes,
+// Secrets and ConfigMap left as they are. The zero value names none.
 type Stopped struct {
 	// Crawler, API and Elastic stop the crawler Deployment, the API Deployment and the
 	// bundled Elasticsearch StatefulSet.
@@ -24,11 +24,10 @@ func (s Stopped) Names() []string {
 	return out
 }
 
-// elasticReplicas is the bundled Elasticsearch's replicas: one, or zero while hibernation
-// stops it (in.Stopped.Elastic). The PVC stays: the StatefulSet retains it when scaled down
-// (its persistentVolumeClaimRetentionPolicy).
-func elasticReplicas(in Inputs) int32 {
-	if in.Stopped.Elastic {
+// elasticReplicas is the bundled Elasticsearch's replicas: one, or zero when stopped. The PVC
+// stays: the StatefulSet retains it when scaled down (its persistentVolumeClaimRetentionPolicy).
+func elasticReplicas(stopped bool) int32 {
+	if stopped {
 		return 0
 	}
 	return 1

@@ -62,12 +62,11 @@ type Inputs struct {
 	ConfigHash string
 	// SecretHash is SecretHash of the generated keys and of the user Secret's data.
 	SecretHash string
-	// CrawlerStopped scales the crawler to zero, while a maintenance Job wipes its data.
-	CrawlerStopped bool
-	// Restoring scales the API and the crawler to zero, while a snapshot is restored.
-	Restoring bool
-	// Stopped are the components hibernation stops (spec.hibernate): their workloads are
-	// built with zero replicas.
+	// Stopped are the components the sync stops, for whatever reason (a restore, hibernation,
+	// maintenance, an upgrade: the controller's day2.Holds): the API's and the crawler's
+	// Deployments are built with zero replicas when Stopped.API and Stopped.Crawler say so.
+	// The Deployment builders do not read Stopped.Elastic; NewElasticStatefulSet takes its own
+	// flag.
 	Stopped Stopped
 	// APIImage and CrawlerImage, when set, replace the spec's images: an upgrade keeps a
 	// component on its running image until its turn comes.

@@ -65,7 +65,7 @@ func TestGolden(t *testing.T) {
 			"api-service":         NewAPIService(m),
 			"crawler-deployment":  NewCrawlerDeployment(m, inputs),
 			"elastic-service":     NewElasticService(m),
-			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume, Inputs{}),
+			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume, false),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
 			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef", ElasticAccess{}),
 			"networkpolicy":       NewNetworkPolicy(m, ""),
@@ -246,7 +246,7 @@ func TestRootFilesystemsAreReadOnly(t *testing.T) {
 	templates := map[string]corev1.PodTemplateSpec{
 		"api":           NewAPIDeployment(m, inputs).Spec.Template,
 		"crawler":       NewCrawlerDeployment(m, inputs).Spec.Template,
-		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, Inputs{}).Spec.Template,
+		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template,
 		"update-idents": NewUpdateIdentsJob(m, "c", ElasticAccess{}).Spec.Template,
 		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", ElasticAccess{}).Spec.Template,
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -27,7 +27,7 @@ import (
 // twice (see package operand).
 
 // manualPrefix starts the names of the snapshots the annotation takes; the schedule's start
-// with operand.ScheduledSnapshotPrefix.
+// with contract.ScheduledSnapshotPrefix.
 const manualPrefix = "manual-"
 
 // DefaultBackupKeep is how many scheduled snapshots are kept when spec.backup.keep is unset.
@@ -89,17 +89,17 @@ func ManualSnapshotName(v string) string {
 
 // scheduledSnapshotName is the snapshot of the schedule's slot t.
 func scheduledSnapshotName(t time.Time) string {
-	return operand.ScheduledSnapshotPrefix + t.UTC().Format("20060102-1504")
+	return contract.ScheduledSnapshotPrefix + t.UTC().Format("20060102-1504")
 }
 
 // PlanBackup returns what is due of m's backups at now: the snapshot the annotation asks for
 // when its value is not the last one served, else the scheduled one when the slot in
 // status.backup.nextScheduled has come.
-func PlanBackup(m *monoclev1alpha1.Monocle, now time.Time) operand.Plan {
+func PlanBackup(m *monoclev1alpha1.Monocle, now time.Time) contract.Plan {
 	if m.Spec.Backup == nil {
-		return operand.Plan{}
+		return contract.Plan{}
 	}
-	p := operand.Plan{Repo: ownRepository(m), Existing: m.Spec.Backup.Repository.Existing,
+	p := contract.Plan{Repo: ownRepository(m), Existing: m.Spec.Backup.Repository.Existing,
 		Keep: int(ptr.Deref(m.Spec.Backup.Keep, DefaultBackupKeep))}
 	st := m.Status.Backup
 	if st == nil {
@@ -128,7 +128,7 @@ type BackupResult struct {
 // asked for work: the status then keeps what it had). Snapshots Elasticsearch cannot read
 // (out.Unreadable) count in status.backup.snapshots and are named at the end of the
 // condition's message, whatever its reason.
-func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now time.Time) BackupResult {
+func BackupStatus(m *monoclev1alpha1.Monocle, out *contract.BackupOutcome, now time.Time) BackupResult {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionBackupReady}
 	if m.Spec.Backup == nil {
 		cond.Status, cond.Reason = metav1.ConditionFalse, reasons.NotBackedUp
@@ -171,7 +171,7 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 				}
 			}
 			st.Running = strings.Join(running, ",")
-			if last := operand.LastSuccessful(out.Snapshots); last != nil {
+			if last := contract.LastSuccessful(out.Snapshots); last != nil {
 				ls := &monoclev1alpha1.SnapshotStatus{Name: last.Name, Time: StatusTime(last.End)}
 				if n, ok := out.Sizes[last.Name]; ok {
 					ls.Size = resource.NewQuantity(n, resource.BinarySI)
@@ -180,7 +180,7 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 				}
 				st.LastSuccessful = ls
 			}
-			if f := lastFailed(out.Snapshots, operand.LastSuccessful(out.Snapshots)); f != nil {
+			if f := lastFailed(out.Snapshots, contract.LastSuccessful(out.Snapshots)); f != nil {
 				st.LastFailure = &monoclev1alpha1.SnapshotStatus{Name: f.Name, Time: StatusTime(f.End), Reason: Truncate(failureReason(*f))}
 			} else if st.LastFailure != nil && st.LastSuccessful != nil && st.LastFailure.Time != nil &&
 				!st.LastFailure.Time.After(st.LastSuccessful.Time.Time) {
@@ -238,7 +238,7 @@ func BackupStatus(m *monoclev1alpha1.Monocle, out *operand.BackupOutcome, now ti
 // failing reports whether the newest backup attempt of st failed: from the snapshots a read
 // listed (out), by their end times to the millisecond; else from the status, where times
 // are kept to the second and a failure in the second of the last success counts as failing.
-func failing(st *monoclev1alpha1.BackupStatus, out *operand.BackupOutcome) bool {
+func failing(st *monoclev1alpha1.BackupStatus, out *contract.BackupOutcome) bool {
 	if st.LastFailure == nil {
 		return false
 	}
@@ -246,7 +246,7 @@ func failing(st *monoclev1alpha1.BackupStatus, out *operand.BackupOutcome) bool 
 		return true
 	}
 	if out != nil && out.Listed && out.RepoErr == "" && out.TakeErr == "" {
-		if last := operand.LastSuccessful(out.Snapshots); last != nil && last.Name == st.LastSuccessful.Name {
+		if last := contract.LastSuccessful(out.Snapshots); last != nil && last.Name == st.LastSuccessful.Name {
 			for _, s := range out.Snapshots {
 				if s.Name == st.LastFailure.Name {
 					return !s.End.Before(last.End)

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
@@ -120,7 +120,7 @@ func TestFailureInTheSecondOfASuccess(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := backupMonocle("")
-			out := &operand.BackupOutcome{Listed: true, Snapshots: tc.snaps, Sizes: map[string]int64{}}
+			out := &contract.BackupOutcome{Listed: true, Snapshots: tc.snaps, Sizes: map[string]int64{}}
 			r := BackupStatus(m, out, at.Add(time.Second))
 			if r.Condition.Reason != tc.reason {
 				t.Errorf("condition %s (%s), want %s", r.Condition.Reason, r.Condition.Message, tc.reason)
@@ -155,7 +155,7 @@ func TestBackupStatusNamesUnreadableSnapshots(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := backupMonocle("")
-			out := &operand.BackupOutcome{Listed: true, Snapshots: tc.snaps, Unreadable: []string{"scheduled-20261101-0300", "scheduled-20261102-0300"}}
+			out := &contract.BackupOutcome{Listed: true, Snapshots: tc.snaps, Unreadable: []string{"scheduled-20261101-0300", "scheduled-20261102-0300"}}
 			r := BackupStatus(m, out, now)
 			if r.Condition.Reason != tc.reason || !strings.Contains(r.Condition.Message,
 				"Elasticsearch cannot read 2 snapshots of the repository (scheduled-20261101-0300, scheduled-20261102-0300)") {
@@ -195,15 +195,15 @@ func TestExistingRepository(t *testing.T) {
 	}
 
 	for name, tc := range map[string]struct {
-		out     operand.BackupOutcome
+		out     contract.BackupOutcome
 		reason  string
 		message string
 	}{
-		"missing": {out: operand.BackupOutcome{Plan: p, RepoMissing: true, RepoErr: "status 404 repository_missing_exception: [cluster-backups] missing"},
+		"missing": {out: contract.BackupOutcome{Plan: p, RepoMissing: true, RepoErr: "status 404 repository_missing_exception: [cluster-backups] missing"},
 			reason: reasons.BackupRepositoryMissing, message: "cluster-backups of backup.repository.existing is not registered in the cluster"},
-		"unreadable": {out: operand.BackupOutcome{Plan: p, RepoErr: "status 403 security_exception: no monitor privilege"},
+		"unreadable": {out: contract.BackupOutcome{Plan: p, RepoErr: "status 403 security_exception: no monitor privilege"},
 			reason: reasons.RepositoryFailed, message: "Cannot check the snapshot repository (existing cluster-backups): status 403"},
-		"its unreadable snapshots": {out: operand.BackupOutcome{Plan: p, Listed: true, Unreadable: []string{"scheduled-20261101-0300"}},
+		"its unreadable snapshots": {out: contract.BackupOutcome{Plan: p, Listed: true, Unreadable: []string{"scheduled-20261101-0300"}},
 			reason: reasons.NoBackupYet, message: "GET _snapshot/cluster-backups/<name>"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
@@ -96,11 +96,11 @@ func WithProgress(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawler
 	errs map[string]elastic.CrawlerErrors, cfg *monocleconfig.Config) []monoclev1alpha1.CrawlerStatus {
 	earlier := map[string]monoclev1alpha1.CrawlerStatus{}
 	for _, c := range m.Status.Crawlers {
-		earlier[operand.CrawlerKey(c.Workspace, c.Name)] = c
+		earlier[contract.CrawlerKey(c.Workspace, c.Name)] = c
 	}
 	out := make([]monoclev1alpha1.CrawlerStatus, len(crawlers))
 	for i, c := range crawlers {
-		key := operand.CrawlerKey(c.Workspace, c.Name)
+		key := contract.CrawlerKey(c.Workspace, c.Name)
 		c.Errors = nil
 		if e, ok := errs[key]; ok {
 			c.Errors = errorsStatus(e)

@@ -4,7 +4,7 @@
 // health of Elasticsearch and of the API.
 //
 // Each is a function of the Monocle, what was observed (the workloads from the cache, the
-// last operand.Result of the operand worker) and the time: no client, no lister, no
-// goroutine. A sync plans with them (the operand.Plan it hands the worker, the images and
+// last contract.Result of the operand worker) and the time: no client, no lister, no
+// goroutine. A sync plans with them (the contract.Plan it hands the worker, the images and
 // replicas it builds the workloads with) and turns their results into the status.
 package day2

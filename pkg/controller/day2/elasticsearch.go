@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -103,18 +103,18 @@ func older(a, b [3]int) bool {
 // nodes. With each read of Elasticsearch the operand worker reads index.number_of_replicas of
 // Monocle's indices and, when one differs, sets the number on all of them, a new workspace's
 // index included by the read after its creation; it does so only when the cluster's data
-// nodes, read in the same read, can hold that many copies (operand.ReplicasFit). A sync
+// nodes, read in the same read, can hold that many copies (contract.ReplicasFit). A sync
 // refuses a number the data nodes cannot hold (SpecAccepted False) and reports the data
 // nodes and the replicas in status.elasticsearchCluster.
 
 // PlanIndexReplicas is the replicas plan of m: spec.elasticsearch.indexReplicas, kept when
 // set; unset leaves the replicas as they are.
-func PlanIndexReplicas(m *monoclev1alpha1.Monocle) operand.ReplicasPlan {
+func PlanIndexReplicas(m *monoclev1alpha1.Monocle) contract.ReplicasPlan {
 	n := m.Spec.Elasticsearch.IndexReplicas
 	if n == nil {
-		return operand.ReplicasPlan{}
+		return contract.ReplicasPlan{}
 	}
-	return operand.ReplicasPlan{Keep: true, N: *n}
+	return contract.ReplicasPlan{Keep: true, N: *n}
 }
 
 // ClusterStatus is status.elasticsearchCluster of m, whose cluster is target, from the
@@ -123,7 +123,7 @@ func PlanIndexReplicas(m *monoclev1alpha1.Monocle) operand.ReplicasPlan {
 // that found them and, while indexReplicas is set, the replicas of Monocle's indices when
 // every one has the same. Until a read finds them, was's are kept, as an operator that has
 // just started finds them again.
-func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, was *monoclev1alpha1.ElasticsearchClusterStatus, last operand.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
+func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, was *monoclev1alpha1.ElasticsearchClusterStatus, last contract.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
 	out := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: target.Kind, URL: target.URL}
 	if was != nil {
 		out.Phase, out.Health, out.DataNodes, out.IndexReplicas = was.Phase, was.Health, was.DataNodes, was.IndexReplicas
@@ -155,7 +155,7 @@ func sameReplicas(replicas map[string]int) *int32 {
 
 // ReplicasCondition is the SpecAccepted condition of spec.elasticsearch.indexReplicas given
 // cluster, the status of m's cluster (ClusterStatus): nil when indexReplicas is unset, when
-// its data nodes can hold that many replicas (operand.ReplicasFit), or while no read has
+// its data nodes can hold that many replicas (contract.ReplicasFit), or while no read has
 // found them (the bundled Elasticsearch is known to be one node); otherwise False with reason
 // IndexReplicasTooHigh, and the worker leaves the indices' replicas as they are.
 func ReplicasCondition(m *monoclev1alpha1.Monocle, cluster *monoclev1alpha1.ElasticsearchClusterStatus) *metav1.Condition {
@@ -170,7 +170,7 @@ func ReplicasCondition(m *monoclev1alpha1.Monocle, cluster *monoclev1alpha1.Elas
 	if nodes == nil && cluster != nil && cluster.Kind == monoclev1alpha1.ElasticsearchBundled {
 		nodes = ptr.To[int32](1)
 	}
-	if nodes == nil || operand.ReplicasFit(*want, int(*nodes)) {
+	if nodes == nil || contract.ReplicasFit(*want, int(*nodes)) {
 		return nil
 	}
 	return &metav1.Condition{Type: monoclev1alpha1.ConditionSpecAccepted, Status: metav1.ConditionFalse, Reason: reasons.IndexReplicasTooHigh,

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -60,13 +60,13 @@ func replicasMonocle(replicas *int32) *monoclev1alpha1.Monocle {
 }
 
 func TestPlanIndexReplicas(t *testing.T) {
-	if p := PlanIndexReplicas(replicasMonocle(nil)); p != (operand.ReplicasPlan{}) {
+	if p := PlanIndexReplicas(replicasMonocle(nil)); p != (contract.ReplicasPlan{}) {
 		t.Errorf("unset: %+v, want nothing kept", p)
 	}
-	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](0))); p != (operand.ReplicasPlan{Keep: true, N: 0}) {
+	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](0))); p != (contract.ReplicasPlan{Keep: true, N: 0}) {
 		t.Errorf("0: %+v, want 0 kept", p)
 	}
-	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](2))); p != (operand.ReplicasPlan{Keep: true, N: 2}) {
+	if p := PlanIndexReplicas(replicasMonocle(ptr.To[int32](2))); p != (contract.ReplicasPlan{Keep: true, N: 2}) {
 		t.Errorf("2: %+v, want 2 kept", p)
 	}
 }
@@ -120,7 +120,7 @@ func TestClusterStatus(t *testing.T) {
 	for name, tc := range map[string]struct {
 		replicas *int32
 		was      *monoclev1alpha1.ElasticsearchClusterStatus
-		last     operand.Result
+		last     contract.Result
 		want     monoclev1alpha1.ElasticsearchClusterStatus
 	}{
 		"a new bundled Monocle": {
@@ -128,7 +128,7 @@ func TestClusterStatus(t *testing.T) {
 		},
 		"the first read": {
 			replicas: ptr.To[int32](0),
-			last:     operand.Result{DataNodes: 1, Replicas: map[string]int{"monocle.config": 0, "monocle.changes.1.demo": 0}},
+			last:     contract.Result{DataNodes: 1, Replicas: map[string]int{"monocle.config": 0, "monocle.changes.1.demo": 0}},
 			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
 				DataNodes: ptr.To[int32](1), IndexReplicas: ptr.To[int32](0)},
 		},
@@ -139,25 +139,25 @@ func TestClusterStatus(t *testing.T) {
 		},
 		"indices that differ, such as a new workspace's": {
 			replicas: ptr.To[int32](1), was: was,
-			last: operand.Result{DataNodes: 2, Replicas: map[string]int{"monocle.config": 1, "monocle.changes.1.new": 0}},
+			last: contract.Result{DataNodes: 2, Replicas: map[string]int{"monocle.config": 1, "monocle.changes.1.new": 0}},
 			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](2)},
 		},
 		"replicas unreadable: the status keeps them": {
 			replicas: ptr.To[int32](1), was: was,
-			last: operand.Result{DataNodes: 3, ReplicasErr: "boom"},
+			last: contract.Result{DataNodes: 3, ReplicasErr: "boom"},
 			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)},
 		},
 		"indexReplicas unset: none reported": {
 			was:  was,
-			last: operand.Result{DataNodes: 3},
+			last: contract.Result{DataNodes: 3},
 			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3)},
 		},
 		"no Monocle index yet": {
 			replicas: ptr.To[int32](1),
-			last:     operand.Result{DataNodes: 2, Replicas: map[string]int{}},
+			last:     contract.Result{DataNodes: 2, Replicas: map[string]int{}},
 			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
 				DataNodes: ptr.To[int32](2)},
 		},
@@ -187,7 +187,7 @@ func describeCluster(s *monoclev1alpha1.ElasticsearchClusterStatus) string {
 // the NetworkPolicy; one of a cluster the operator does not run names that cluster, not the
 // bundled Service nor the NetworkPolicy, which play no part there.
 func TestUnreachableNamesTheClusterRead(t *testing.T) {
-	last := operand.Result{Err: "GET _cluster/health: status 401 security_exception"}
+	last := contract.Result{Err: "GET _cluster/health: status 401 security_exception"}
 	bundled := newMonocle("m")
 	eck := newMonocle("m")
 	eck.Spec.Elasticsearch.ElasticsearchRef = &monoclev1alpha1.ElasticsearchReference{Name: "es", Namespace: "search"}
@@ -221,7 +221,7 @@ func TestUnreachableNamesTheClusterRead(t *testing.T) {
 // cluster the operator does not run.
 func TestAdviceFitsTheCluster(t *testing.T) {
 	full := int32(97)
-	red := operand.Result{Health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: &full,
+	red := contract.Result{Health: &monoclev1alpha1.ElasticsearchHealth{Status: "red", DiskUsedPercent: &full,
 		ReadOnlyIndices: []string{"monocle.config"}}}
 	bundled := newMonocle("m")
 	external := newMonocle("m")
@@ -250,7 +250,7 @@ func TestAdviceFitsTheCluster(t *testing.T) {
 // node as for a cluster of one's own, and DiskPressure Unknown.
 func TestRefusedAddressCondition(t *testing.T) {
 	const why = "GET _cluster/health: dial tcp 127.0.0.1:9200: address 127.0.0.1 is loopback: the operator does not connect to loopback, link-local or unspecified addresses"
-	last := operand.Result{Done: time.Now(), Err: why, AddressRefused: true}
+	last := contract.Result{Done: time.Now(), Err: why, AddressRefused: true}
 	bundled := newMonocle("m")
 	external := newMonocle("m")
 	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "http://db.example.com:9200"}

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -57,7 +57,7 @@ type GrowthEvent struct {
 // only when a step is due; an error leaves the status as it is). One step is taken at a time:
 // the next needs the PVC at the size of the last and a read of Elasticsearch started after
 // that, still finding the volume full.
-func PlanStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeClaim, read operand.Result,
+func PlanStorageGrowth(m *monoclev1alpha1.Monocle, pvc *corev1.PersistentVolumeClaim, read contract.Result,
 	classExpands func() (bool, error), now time.Time) (*monoclev1alpha1.StorageGrowthStatus, *GrowthEvent) {
 	st := m.Status.StorageGrowth.DeepCopy()
 	spec := m.Spec.StorageGrowth
@@ -152,7 +152,7 @@ func nextSize(current resource.Quantity, spec *monoclev1alpha1.StorageGrowthSpec
 // read-only indices the status held are gone in the last read and the API Deployment api
 // runs pods that are not all ready; the API's pod template then carries its time. The
 // AutoPilotAPIRestart part of AutoPilotOffAnnotation turns this off.
-func PlanAPIRestart(m *monoclev1alpha1.Monocle, read operand.Result, api *appsv1.Deployment, now time.Time) *monoclev1alpha1.APIRestart {
+func PlanAPIRestart(m *monoclev1alpha1.Monocle, read contract.Result, api *appsv1.Deployment, now time.Time) *monoclev1alpha1.APIRestart {
 	was := m.Status.ElasticsearchHealth
 	if AutoPilotIsOff(m, monoclev1alpha1.AutoPilotAPIRestart) || was == nil || len(was.ReadOnlyIndices) == 0 || read.Health == nil || len(read.Health.ReadOnlyIndices) > 0 || api == nil {
 		return m.Status.APIRestart.DeepCopy()

@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -31,8 +31,8 @@ func elasticPVCOf(m *monoclev1alpha1.Monocle, requested, capacity string) *corev
 
 // diskRead is a read of Elasticsearch started at, finding the volume used percent full and
 // blocked indices read-only.
-func diskRead(at time.Time, used int32, blocked ...string) operand.Result {
-	return operand.Result{Done: at.Add(time.Second), HealthTime: at,
+func diskRead(at time.Time, used int32, blocked ...string) contract.Result {
+	return contract.Result{Done: at.Add(time.Second), HealthTime: at,
 		Health: &monoclev1alpha1.ElasticsearchHealth{Status: "green", DiskUsedPercent: ptr.To(used), ReadOnlyIndices: blocked}}
 }
 

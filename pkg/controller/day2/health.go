@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -22,7 +22,7 @@ import (
 // APICondition is the APIHealthy condition for the last read r; apiReady says whether the
 // API has a ready pod. Until this process has asked the API, the condition m's status has
 // stands, as for Elasticsearch's (HealthConditions).
-func APICondition(m *monoclev1alpha1.Monocle, r operand.Result, apiReady bool) metav1.Condition {
+func APICondition(m *monoclev1alpha1.Monocle, r contract.Result, apiReady bool) metav1.Condition {
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionAPIHealthy, Status: metav1.ConditionUnknown}
 	switch {
 	case !apiReady:
@@ -48,7 +48,7 @@ func APICondition(m *monoclev1alpha1.Monocle, r operand.Result, apiReady bool) m
 // this process has read it (an operator that just started, or one whose reads wait for a
 // slot), the conditions an earlier read left in m's status stand: "not read yet" is no news,
 // and writing it would flap every Monocle's status at each start.
-func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady bool) []metav1.Condition {
+func HealthConditions(m *monoclev1alpha1.Monocle, r contract.Result, elasticReady bool) []metav1.Condition {
 	healthy := metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown}
 	disk := metav1.Condition{Type: monoclev1alpha1.ConditionDiskPressure, Status: metav1.ConditionUnknown}
 	if elasticReady && r.Done.IsZero() {
@@ -63,7 +63,7 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r operand.Result, elasticReady
 		return []metav1.Condition{healthy, disk}
 	case r.AddressRefused:
 		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.ElasticsearchAddressRefused
-		where := "at " + operand.ElasticURL(m)
+		where := "at " + contract.ElasticURL(m)
 		if id := resources.Identity(m); id != "" {
 			where = "of spec.elasticsearch (" + id + ")"
 		}
@@ -135,7 +135,7 @@ func readFrom(m *monoclev1alpha1.Monocle) string {
 		return "of spec.elasticsearch (" + id + ")"
 	}
 	return fmt.Sprintf("at %s (the NetworkPolicy %s must admit the operator's pods to port %d)",
-		operand.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort)
+		contract.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort)
 }
 
 // APIHealthRead reports whether m's status has an APIHealthy condition that a read of the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
 )
@@ -23,7 +23,7 @@ import (
 type IndexDeletion struct {
 	// Request is the annotation's value; "" when there is nothing to do.
 	Request string
-	// Index is the index to delete (operand.Plan.DeleteIndex); Refused says why it is not.
+	// Index is the index to delete (contract.Plan.DeleteIndex); Refused says why it is not.
 	Index, Refused string
 }
 
@@ -58,7 +58,7 @@ func UnusedIndices(m *monoclev1alpha1.Monocle, cfg *monocleconfig.Config, read [
 		if !ok || slices.ContainsFunc(cfg.Workspaces, func(w monocleconfig.Workspace) bool { return w.Name == ws }) {
 			continue
 		}
-		out = append(out, monoclev1alpha1.UnusedIndex{Workspace: ws, Index: ix.Name, Docs: ix.DocsCount, Size: operand.Mebibytes(ix.StoreSizeBytes)})
+		out = append(out, monoclev1alpha1.UnusedIndex{Workspace: ws, Index: ix.Name, Docs: ix.DocsCount, Size: contract.Mebibytes(ix.StoreSizeBytes)})
 	}
 	return out
 }

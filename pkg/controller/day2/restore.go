@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -56,20 +56,20 @@ func restoreSourceOf(m *monoclev1alpha1.Monocle) (string, elastic.Repository) {
 
 // PlanRestore returns the restore step due for m, given whether its API and crawler have
 // no pod left and whether Elasticsearch is ready.
-func PlanRestore(m *monoclev1alpha1.Monocle, workloadsStopped, elasticReady bool) operand.RestorePlan {
+func PlanRestore(m *monoclev1alpha1.Monocle, workloadsStopped, elasticReady bool) contract.RestorePlan {
 	st := m.Status.Restore
 	if !RestoreWanted(m) || st == nil || st.Snapshot != m.Spec.Restore.Snapshot || !elasticReady {
-		return operand.RestorePlan{}
+		return contract.RestorePlan{}
 	}
 	name, repo := restoreSourceOf(m)
-	p := operand.RestorePlan{RepoName: name, Repo: repo, Snapshot: st.Snapshot}
+	p := contract.RestorePlan{RepoName: name, Repo: repo, Snapshot: st.Snapshot}
 	switch {
 	case st.Phase == monoclev1alpha1.RestorePending && workloadsStopped:
 		p.Phase = monoclev1alpha1.RestorePending
 	case st.Phase == monoclev1alpha1.RestoreRestoring:
 		p.Phase, p.Indices = monoclev1alpha1.RestoreRestoring, strings.Join(st.Indices, ",")
 	default:
-		return operand.RestorePlan{}
+		return contract.RestorePlan{}
 	}
 	return p
 }
@@ -99,9 +99,16 @@ type RestoreResult struct {
 	Condition *metav1.Condition
 }
 
+// UnderWay reports whether r holds a restore that has not succeeded (status.restore in phase
+// Pending, Restoring or Failed): the API and the crawler stay stopped and no Job runs until
+// it succeeds, or spec.restore is removed.
+func (r RestoreResult) UnderWay() bool {
+	return r.Status != nil && r.Status.Phase != monoclev1alpha1.RestoreSucceeded
+}
+
 // RestoreStatus returns m's restore status at now from its status and the outcome out of the
 // step plan p (out nil: no step ended since the plan was made).
-func RestoreStatus(m *monoclev1alpha1.Monocle, p operand.RestorePlan, out *operand.RestoreOutcome, now time.Time) RestoreResult {
+func RestoreStatus(m *monoclev1alpha1.Monocle, p contract.RestorePlan, out *contract.RestoreOutcome, now time.Time) RestoreResult {
 	r := m.Spec.Restore
 	if r == nil {
 		return RestoreResult{}
@@ -146,9 +153,9 @@ func RestoreStatus(m *monoclev1alpha1.Monocle, p operand.RestorePlan, out *opera
 }
 
 // RestoreStatusAfter is RestoreStatus after the last read's outcome (nil: none yet).
-func RestoreStatusAfter(m *monoclev1alpha1.Monocle, last *operand.BackupOutcome, now time.Time) RestoreResult {
+func RestoreStatusAfter(m *monoclev1alpha1.Monocle, last *contract.BackupOutcome, now time.Time) RestoreResult {
 	if last == nil {
-		return RestoreStatus(m, operand.RestorePlan{}, nil, now)
+		return RestoreStatus(m, contract.RestorePlan{}, nil, now)
 	}
 	return RestoreStatus(m, last.Plan.Restore, &last.Restore, now)
 }

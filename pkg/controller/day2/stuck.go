@@ -10,7 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
@@ -68,12 +68,12 @@ func CheckCrawlers(m *monoclev1alpha1.Monocle, crawlers []monoclev1alpha1.Crawle
 	running := !stopped && crawler.Status.ReadyReplicas > 0 && DeploymentRolledOut(crawler)
 	earlier := map[string]monoclev1alpha1.CrawlerStatus{}
 	for _, c := range m.Status.Crawlers {
-		earlier[operand.CrawlerKey(c.Workspace, c.Name)] = c
+		earlier[contract.CrawlerKey(c.Workspace, c.Name)] = c
 	}
 	var stuck []string
 	progressed := false
 	for i, c := range crawlers {
-		was, seen := earlier[operand.CrawlerKey(c.Workspace, c.Name)]
+		was, seen := earlier[contract.CrawlerKey(c.Workspace, c.Name)]
 		moved := seen && was.CrawledUntil != nil && c.CrawledUntil != nil && !was.CrawledUntil.Equal(c.CrawledUntil)
 		progressed = progressed || moved
 		switch {

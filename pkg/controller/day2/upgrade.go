@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -87,7 +87,7 @@ type UpgradeStep struct {
 	// replaces the API's pods rather than rolling them; StopCrawler scales the crawler to 0.
 	APIImage, CrawlerImage   string
 	APIRecreate, StopCrawler bool
-	// Snapshot is the pre-upgrade snapshot to take (operand.Plan.Take), or "".
+	// Snapshot is the pre-upgrade snapshot to take (contract.Plan.Take), or "".
 	Snapshot string
 	// Status is status.upgrade after this sync; Condition the Upgraded condition.
 	Status    *monoclev1alpha1.UpgradeStatus
@@ -111,7 +111,7 @@ func templateImage(d *appsv1.Deployment) string {
 // (status.api.image, as the previous sync saw it): an image someone else wrote into the
 // Deployment is drift, put back at once, not an upgrade. The AutoPilotUpgradePhases part of
 // AutoPilotOffAnnotation rolls a new image at once instead; an upgrade under way finishes.
-func PlanUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *operand.BackupOutcome, restoring bool, now time.Time) UpgradeStep {
+func PlanUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, snapshots *contract.BackupOutcome, restoring bool, now time.Time) UpgradeStep {
 	want := resources.APIImage(m)
 	step := UpgradeStep{Status: m.Status.Upgrade.DeepCopy()}
 	cond := metav1.Condition{Type: monoclev1alpha1.ConditionUpgraded, Status: metav1.ConditionTrue, Reason: reasons.UpToDate,
@@ -197,7 +197,7 @@ func PlanUpgrade(m *monoclev1alpha1.Monocle, api, crawler *appsv1.Deployment, sn
 
 // snapshotState is the state of snapshot name in what the last read listed, "" when it is
 // not there (or nothing was read), with the reason of a failed one.
-func snapshotState(out *operand.BackupOutcome, name string) (elastic.SnapshotState, string) {
+func snapshotState(out *contract.BackupOutcome, name string) (elastic.SnapshotState, string) {
 	if out == nil || !out.Listed {
 		return "", ""
 	}

@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -52,8 +52,8 @@ func upgradeMonocle(image, running string, backup bool, st *monoclev1alpha1.Upgr
 func TestUpgradePhases(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	snap := upgradeSnapshotName(newMonocleImage)
-	listed := func(state elastic.SnapshotState) *operand.BackupOutcome {
-		return &operand.BackupOutcome{Listed: true, Snapshots: []elastic.Snapshot{{Name: snap, State: state, Reason: "disk full"}}}
+	listed := func(state elastic.SnapshotState) *contract.BackupOutcome {
+		return &contract.BackupOutcome{Listed: true, Snapshots: []elastic.Snapshot{{Name: snap, State: state, Reason: "disk full"}}}
 	}
 
 	// The image changes: the status records the upgrade; nothing moves yet.
@@ -129,7 +129,7 @@ func TestUpgradeBlockedByAFailedSnapshot(t *testing.T) {
 	snap := upgradeSnapshotName(newMonocleImage)
 	m := upgradeMonocle(newMonocleImage, oldMonocleImage, true, &monoclev1alpha1.UpgradeStatus{From: oldMonocleImage, To: newMonocleImage,
 		Phase: monoclev1alpha1.UpgradeBackingUp, Snapshot: snap})
-	failed := &operand.BackupOutcome{Listed: true, Snapshots: []elastic.Snapshot{{Name: snap, State: elastic.SnapshotFailed, Reason: "disk full"}}}
+	failed := &contract.BackupOutcome{Listed: true, Snapshots: []elastic.Snapshot{{Name: snap, State: elastic.SnapshotFailed, Reason: "disk full"}}}
 	step := PlanUpgrade(m, deploymentOf(oldMonocleImage, 1), deploymentOf(oldMonocleImage, 1), failed, false, now)
 	if step.Status.Phase != monoclev1alpha1.UpgradeBlocked || !strings.Contains(step.Status.Message, "disk full") ||
 		step.Condition.Reason != reasons.UpgradeBlocked || step.APIImage != oldMonocleImage || step.CrawlerImage != oldMonocleImage {

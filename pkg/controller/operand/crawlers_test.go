@@ -14,6 +14,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
@@ -105,7 +106,7 @@ func TestReadsCompareCrawlerProgress(t *testing.T) {
 	operand.SetLast(w, m, operand.Result{})
 	for i := range 2 {
 		operand.ReadNow(w, m, operand.Inputs{Workspaces: []string{"demo"}})
-		if p, ok := operand.Last(w, m).Crawlers[operand.CrawlerKey("demo", "gh")]; !ok || len(p.Entities) != 1 {
+		if p, ok := operand.Last(w, m).Crawlers[contract.CrawlerKey("demo", "gh")]; !ok || len(p.Entities) != 1 {
 			t.Fatalf("read %d: crawlers %v", i, operand.Last(w, m).Crawlers)
 		}
 	}

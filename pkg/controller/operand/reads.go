@@ -7,23 +7,17 @@ import (
 	"net/http"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // The reads of a Monocle's operands. None of them writes: what the worker changes in
 // Elasticsearch is in blocks.go, deletion.go, snapshots.go and restores.go.
-
-// ElasticURL is the URL the operator reads a Monocle's Elasticsearch at: its Service, by a
-// name that resolves from any namespace.
-func ElasticURL(m *monoclev1alpha1.Monocle) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", resources.ElasticName(m), m.Namespace, resources.ElasticPort)
-}
 
 // apiHealthURL is the URL of the health endpoint of Monocle m's API, through its Service.
 func apiHealthURL(m *monoclev1alpha1.Monocle) string {
@@ -52,8 +46,8 @@ func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, 
 	out := &monoclev1alpha1.ElasticsearchHealth{
 		Status:          string(health.Status),
 		DiskUsedPercent: ptr.To(int32(disk.PercentUsed())),
-		DiskSize:        Mebibytes(disk.TotalBytes),
-		IndicesSize:     Mebibytes(disk.IndicesBytes),
+		DiskSize:        contract.Mebibytes(disk.TotalBytes),
+		IndicesSize:     contract.Mebibytes(disk.IndicesBytes),
 	}
 	pressed := disk.PercentUsed() > monoclev1alpha1.DiskPressurePercent
 	if w, err := client.Watermarks(ctx); err != nil {
@@ -72,22 +66,11 @@ func readHealth(ctx context.Context, logger klog.Logger, client elastic.Client, 
 	return out, disk, wm, health.NumberOfDataNodes, nil
 }
 
-// Mebibytes is n bytes as a quantity of whole MiB, rounded up, so that the status changes
-// with the data by MiB, not by byte.
-func Mebibytes(n int64) *resource.Quantity {
-	const mib = 1 << 20
-	return resource.NewQuantity((n+mib-1)/mib*mib, resource.BinarySI)
-}
-
-// CrawlerKey identifies the crawler named crawler of a workspace in Result.Crawlers and
-// Result.CrawlerErrors: "<workspace>/<crawler>".
-func CrawlerKey(workspace, crawler string) string { return workspace + "/" + crawler }
-
 // readCrawlers reads the crawler progress and errors Monocle keeps in the indices of
-// workspaces (elastic.CrawlersProgress, elastic.CrawlersErrors) with client, by CrawlerKey.
-// A workspace whose index does not exist yet (the API creates it when it starts) has
-// neither; a read that fails otherwise gives nil, and the status keeps what an earlier read
-// found.
+// workspaces (elastic.CrawlersProgress, elastic.CrawlersErrors) with client, by
+// contract.CrawlerKey. A workspace whose index does not exist yet (the API creates it when it
+// starts) has neither; a read that fails otherwise gives nil, and the status keeps what an
+// earlier read found.
 func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client, workspaces []string) (map[string]elastic.CrawlerProgress, map[string]elastic.CrawlerErrors) {
 	progress, errs := map[string]elastic.CrawlerProgress{}, map[string]elastic.CrawlerErrors{}
 	for _, ws := range workspaces {
@@ -105,10 +88,10 @@ func readCrawlers(ctx context.Context, logger klog.Logger, client elastic.Client
 			return nil, nil
 		}
 		for _, p := range ps {
-			progress[CrawlerKey(ws, p.Crawler)] = p
+			progress[contract.CrawlerKey(ws, p.Crawler)] = p
 		}
 		for _, e := range es {
-			errs[CrawlerKey(ws, e.Crawler)] = e
+			errs[contract.CrawlerKey(ws, e.Crawler)] = e
 		}
 	}
 	return progress, errs

@@ -18,6 +18,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
@@ -32,7 +33,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 		message                                  string
 		health                                   *monoclev1alpha1.ElasticsearchHealth
 	}
-	tenGiB, fiftyMiB := operand.Mebibytes(10<<30), operand.Mebibytes(50<<20)
+	tenGiB, fiftyMiB := contract.Mebibytes(10<<30), contract.Mebibytes(50<<20)
 	cases := 0
 	for name, tc := range map[string]struct {
 		health, allocation http.Handler
@@ -271,7 +272,7 @@ func TestReplicasFit(t *testing.T) {
 	}{
 		{0, 1, true}, {1, 1, false}, {1, 2, true}, {2, 2, false}, {2, 3, true}, {0, 0, false}, {-1, 3, false},
 	} {
-		if got := operand.ReplicasFit(tc.replicas, tc.dataNodes); got != tc.fit {
+		if got := contract.ReplicasFit(tc.replicas, tc.dataNodes); got != tc.fit {
 			t.Errorf("ReplicasFit(%d, %d) = %v, want %v", tc.replicas, tc.dataNodes, got, tc.fit)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
 
@@ -13,21 +14,12 @@ import (
 // workspace's included.
 const monoclePattern = "monocle*"
 
-// ReplicasFit reports whether replicas replicas of each shard can all be assigned in a
-// cluster of dataNodes data nodes: Elasticsearch never puts two copies of one shard on one
-// node (elastic/elasticsearch v7.17 SameShardAllocationDecider), so a primary and its
-// replicas need replicas+1 data nodes; the copies beyond stay unassigned and the cluster
-// yellow. The bundled Elasticsearch is a single node: 0 only.
-func ReplicasFit(replicas int32, dataNodes int) bool {
-	return replicas >= 0 && int(replicas) <= dataNodes-1
-}
-
 // keepReplicas reads index.number_of_replicas of Monocle's indices with client and, when p
 // keeps them and one differs from p.N, sets p.N on all of them (hidden and closed ones
-// included) provided ReplicasFit(p.N, dataNodes), dataNodes being what the same read found.
-// It returns the replicas as they are after, and why reading or setting them failed ("" when
-// it did not). An index created after this read, such as a new workspace's, is caught by the
-// next read.
+// included) provided contract.ReplicasFit(p.N, dataNodes), dataNodes being what the same read
+// found. It returns the replicas as they are after, and why reading or setting them failed
+// ("" when it did not). An index created after this read, such as a new workspace's, is
+// caught by the next read.
 func keepReplicas(ctx context.Context, logger klog.Logger, client elastic.Client, p ReplicasPlan, dataNodes int) (map[string]int, string) {
 	if !p.Keep {
 		return nil, ""
@@ -41,7 +33,7 @@ func keepReplicas(ctx context.Context, logger klog.Logger, client elastic.Client
 	for _, n := range replicas {
 		differ = differ || n != int(p.N)
 	}
-	if !differ || !ReplicasFit(p.N, dataNodes) {
+	if !differ || !contract.ReplicasFit(p.N, dataNodes) {
 		return replicas, ""
 	}
 	if err := client.SetIndexReplicas(ctx, monoclePattern, int(p.N)); err != nil {

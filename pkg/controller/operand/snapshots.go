@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/klog/v2"
 
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 )
 
@@ -22,10 +23,6 @@ import (
 // is listed apart (BackupOutcome.Unreadable): retention neither deletes it, since the
 // failure may be passing (an object store that did not answer) and the snapshot good, nor
 // counts it among the kept ones, since nothing says it succeeded or when.
-
-// ScheduledSnapshotPrefix starts the names of the snapshots a schedule takes: only those
-// expire (Plan.Keep).
-const ScheduledSnapshotPrefix = "scheduled-"
 
 // runSnapshots carries out the snapshot work of p against client: it registers the own
 // repository, or checks that the existing one is registered (useRepository), starts p.Take,
@@ -66,7 +63,7 @@ func runSnapshots(ctx context.Context, client elastic.Client, p Plan, sizes map[
 		snaps = without(snaps, s.Name)
 	}
 	out.Listed, out.Snapshots, out.Unreadable = true, snaps, unreadable
-	if last := LastSuccessful(snaps); last != nil {
+	if last := contract.LastSuccessful(snaps); last != nil {
 		if n, ok := sizes[last.Name]; ok {
 			out.Sizes[last.Name] = n
 		} else if n, err := client.SnapshotSize(ctx, repo, last.Name); err == nil {
@@ -119,7 +116,7 @@ func expiredSnapshots(snaps []elastic.Snapshot, keep int) []elastic.Snapshot {
 	var out []elastic.Snapshot
 	for i := len(snaps) - 1; i >= 0; i-- {
 		s := snaps[i]
-		if !strings.HasPrefix(s.Name, ScheduledSnapshotPrefix) || s.State == elastic.SnapshotInProgress {
+		if !strings.HasPrefix(s.Name, contract.ScheduledSnapshotPrefix) || s.State == elastic.SnapshotInProgress {
 			continue
 		}
 		if kept >= keep {
@@ -141,16 +138,4 @@ func without(snaps []elastic.Snapshot, name string) []elastic.Snapshot {
 		}
 	}
 	return out
-}
-
-// LastSuccessful is the successful snapshot of snaps that ended last, or nil.
-func LastSuccessful(snaps []elastic.Snapshot) *elastic.Snapshot {
-	var last *elastic.Snapshot
-	for i := range snaps {
-		s := &snaps[i]
-		if s.State == elastic.SnapshotSuccess && (last == nil || !s.End.Before(last.End)) {
-			last = s
-		}
-	}
-	return last
 }

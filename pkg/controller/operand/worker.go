@@ -31,6 +31,7 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -56,10 +57,6 @@ type Options struct {
 	DialAddress string
 	// MaxReads bounds the reads under way at once, over all Monocles; 0 means 16.
 	MaxReads int
-	// OperatorNamespace is the namespace the operator's pods run in, whose pods each
-	// Monocle's NetworkPolicy then admits to Elasticsearch; "" outside the cluster. The
-	// worker does not use it: it travels with the options that turn reading on.
-	OperatorNamespace string
 }
 
 // Worker reads each Monocle's operands in the background and carries out the plans syncs
@@ -191,11 +188,11 @@ func sameTarget(a, b resources.ElasticsearchTarget) bool {
 }
 
 // operatorTarget is the target the worker reads for m given t: t, or the bundled node
-// through its Service (ElasticURL, which resolves from the operator's namespace, unlike the
-// URL Monocle's own pods use) when t is the bundled one or unset.
+// through its Service (contract.ElasticURL, which resolves from the operator's namespace,
+// unlike the URL Monocle's own pods use) when t is the bundled one or unset.
 func operatorTarget(m *monoclev1alpha1.Monocle, t resources.ElasticsearchTarget) resources.ElasticsearchTarget {
 	if t.Kind == "" || t.Kind == monoclev1alpha1.ElasticsearchBundled {
-		return resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchBundled, URL: ElasticURL(m)}
+		return resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchBundled, URL: contract.ElasticURL(m)}
 	}
 	return t
 }

@@ -66,7 +66,7 @@ func newContestWorld(t *testing.T, admission func(d *appsv1.Deployment)) *contes
 		return false, nil, nil
 	})
 	w.kind = newKind("Deployment", w.indexer, appsv1.Resource("deployment"),
-		func(ns string) Client[*appsv1.Deployment] { return w.client.AppsV1().Deployments(ns) }, testManager)
+		func(ns string) Client[*appsv1.Deployment] { return w.client.AppsV1().Deployments(ns) }, testManager, podMetadata)
 	w.kind.contests = NewContests(w.clock)
 	w.sync()
 	w.client.ClearActions()
@@ -398,7 +398,7 @@ func TestDriftedPaths(t *testing.T) {
 	delete(live.Labels, resources.ManagedByLabel)
 
 	var got []string
-	for _, p := range append(metadataPaths(desired, live), driftedPaths(desired, live, ruleFor(reflect.TypeOf(desired)))...) {
+	for _, p := range append(metadataPaths(desired, live), driftedPaths(desired, live, ruleFor(reflect.TypeOf(desired), podMetadata))...) {
 		got = append(got, p.String())
 	}
 	want := []string{
@@ -418,7 +418,7 @@ func TestDriftedPaths(t *testing.T) {
 	// keys it sets.
 	fewer := placedMonocle(placement("a"))
 	delete(fewer.Spec.API.PodLabels, "cost-center")
-	if got := fmt.Sprint(driftedPaths(resources.NewAPIDeployment(fewer, resources.Inputs{}), desired, ruleFor(reflect.TypeOf(desired)))); got !=
+	if got := fmt.Sprint(driftedPaths(resources.NewAPIDeployment(fewer, resources.Inputs{}), desired, ruleFor(reflect.TypeOf(desired), podMetadata))); got !=
 		"[spec.template.metadata.labels.cost-center spec.template.metadata.annotations[monocle.change-metrics.io/pod-metadata]]" {
 		t.Errorf("paths of a stale pod label %s", got)
 	}

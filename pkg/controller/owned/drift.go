@@ -44,9 +44,10 @@ import (
 //   - A pod template's placement fields (ownedWhenEmpty) are owned even when the builder
 //     leaves them empty: the Monocle's spec is their one source, so a value it does not give
 //     is removed, whether the spec dropped it or someone added it to the workload by hand.
-//   - A pod template's labels and annotations that the builder set from podLabels and
-//     podAnnotations are recorded in resources.PodMetadataAnnotation; a key the live
-//     template's record lists that the desired template no longer has is drift, and removed
+//   - A pod template's labels and annotations that the builder set from a source the user
+//     edits (a Monocle's podLabels and podAnnotations) are recorded in an annotation of the
+//     template, which the Registry's PodMetadataRecord reads; a key the live template's
+//     record lists that the desired template no longer has is drift, and removed
 //     (stalePodMetadata). Keys others add are not recorded, and stay.
 //
 // What the operator no longer wants (a field the builder stopped setting) shows in the spec
@@ -99,16 +100,30 @@ var ownedWhenEmpty = []string{
 	"Spec.Template.Spec.InitContainers",
 }
 
+// PodMetadataRecord is how the builders record, in an annotation of a pod template, the
+// template's labels and annotations they set from a source the user edits, so that the drift
+// rule removes a key the source no longer sets and leaves alone the keys others add. Its zero
+// value records nothing: such keys then stay, as others' do.
+type PodMetadataRecord struct {
+	// Annotation is the annotation of the pod template that holds the record.
+	Annotation string
+	// Keys returns the label and annotation keys the record in a pod template's annotations
+	// lists; nil and nil when there is none.
+	Keys func(templateAnnotations map[string]string) (labels, annotations []string)
+}
+
 // fieldRule names the fields by path ("Spec.Selector") that the rule treats apart: immutable
-// ones are skipped, ownedWhenEmpty ones owned even when desired leaves them empty.
+// ones are skipped, ownedWhenEmpty ones owned even when desired leaves them empty; and
+// podMetadata reads the record of a pod template's labels and annotations.
 type fieldRule struct {
 	immutable, ownedWhenEmpty map[string]bool
+	podMetadata               PodMetadataRecord
 }
 
 // ruleFor is the fieldRule of objects of type t (a pointer to an API object type), from
-// immutableFields and ownedWhenEmpty.
-func ruleFor(t reflect.Type) fieldRule {
-	r := fieldRule{immutable: map[string]bool{}, ownedWhenEmpty: map[string]bool{}}
+// immutableFields and ownedWhenEmpty, reading pod templates' records with podMetadata.
+func ruleFor(t reflect.Type, podMetadata PodMetadataRecord) fieldRule {
+	r := fieldRule{immutable: map[string]bool{}, ownedWhenEmpty: map[string]bool{}, podMetadata: podMetadata}
 	for _, f := range immutableFields[t] {
 		r.immutable[f] = true
 	}
@@ -127,10 +142,11 @@ var (
 )
 
 // FieldsDiffer reports whether live differs from desired in a field desired sets, by the rule
-// above, with no field skipped (the placement fields of ownedWhenEmpty included). desired and
-// live are pointers to objects of one kind.
-func FieldsDiffer(desired, live any) bool {
-	return ownedDiffers(desired, live, ruleFor(nil))
+// above, with no field skipped (the placement fields of ownedWhenEmpty included), pod
+// templates' records read with podMetadata. desired and live are pointers to objects of one
+// kind.
+func FieldsDiffer(desired, live any, podMetadata PodMetadataRecord) bool {
+	return ownedDiffers(desired, live, ruleFor(nil, podMetadata))
 }
 
 // ownedDiffers reports whether live differs from desired in a field desired sets, by the
@@ -209,7 +225,7 @@ func (w *driftWalk) differs(d, l reflect.Value, path string, json fieldPath, ope
 	case intOrStringType:
 		return d.Interface() != l.Interface() && w.found(json)
 	case podTemplateType:
-		if labels, annotations := stalePodMetadata(d, l); len(labels)+len(annotations) > 0 {
+		if labels, annotations := stalePodMetadata(d, l, w.r.podMetadata); len(labels)+len(annotations) > 0 {
 			if !w.collect {
 				return true
 			}
@@ -328,9 +344,9 @@ func merge(d, out reflect.Value, path string, open bool, r fieldRule) {
 		return
 	}
 	if d.Type() == podTemplateType {
-		labels, annotations := stalePodMetadata(d, out)
+		labels, annotations := stalePodMetadata(d, out, r.podMetadata)
 		mergeStruct(d, out, path, r)
-		dropPodMetadata(d.Addr().Interface().(*corev1.PodTemplateSpec), out.Addr().Interface().(*corev1.PodTemplateSpec), labels, annotations)
+		dropPodMetadata(d.Addr().Interface().(*corev1.PodTemplateSpec), out.Addr().Interface().(*corev1.PodTemplateSpec), labels, annotations, r.podMetadata)
 		return
 	}
 	switch d.Kind() {
@@ -389,10 +405,13 @@ func isEmpty(v reflect.Value) bool {
 }
 
 // stalePodMetadata returns the label and annotation keys of the pod template live (a
-// corev1.PodTemplateSpec value) that its resources.PodMetadataAnnotation records as set from
-// the Monocle's podLabels and podAnnotations, that live still has, and that the pod template
-// desired does not have.
-func stalePodMetadata(desired, live reflect.Value) (labels, annotations []string) {
+// corev1.PodTemplateSpec value) that the record in its annotations, read with record, lists
+// as set by the builder, that live still has, and that the pod template desired does not
+// have; none when record is the zero PodMetadataRecord.
+func stalePodMetadata(desired, live reflect.Value, record PodMetadataRecord) (labels, annotations []string) {
+	if record.Keys == nil {
+		return nil, nil
+	}
 	d, l := desired.Interface().(corev1.PodTemplateSpec), live.Interface().(corev1.PodTemplateSpec)
 	stale := func(recorded []string, desired, live map[string]string) []string {
 		var out []string
@@ -404,22 +423,22 @@ func stalePodMetadata(desired, live reflect.Value) (labels, annotations []string
 		}
 		return out
 	}
-	recordedLabels, recordedAnnotations := resources.RecordedPodMetadata(l.Annotations)
+	recordedLabels, recordedAnnotations := record.Keys(l.Annotations)
 	return stale(recordedLabels, d.Labels, l.Labels), stale(recordedAnnotations, d.Annotations, l.Annotations)
 }
 
 // dropPodMetadata removes from the merged pod template out the stale labels and annotations
-// (stalePodMetadata of the live template it was merged into), and its
-// resources.PodMetadataAnnotation when desired has none.
-func dropPodMetadata(desired, out *corev1.PodTemplateSpec, labels, annotations []string) {
+// (stalePodMetadata of the live template it was merged into), and the annotation of record
+// when desired has none.
+func dropPodMetadata(desired, out *corev1.PodTemplateSpec, labels, annotations []string, record PodMetadataRecord) {
 	for _, k := range labels {
 		delete(out.Labels, k)
 	}
 	for _, k := range annotations {
 		delete(out.Annotations, k)
 	}
-	if _, recorded := desired.Annotations[resources.PodMetadataAnnotation]; !recorded {
-		delete(out.Annotations, resources.PodMetadataAnnotation)
+	if _, recorded := desired.Annotations[record.Annotation]; record.Annotation != "" && !recorded {
+		delete(out.Annotations, record.Annotation)
 	}
 }
 

@@ -71,7 +71,7 @@ func builtObjects(t *testing.T) map[string]struct {
 		add(m.Name+" Elasticsearch Service", resources.NewElasticService(m), erase(ruleOf[*corev1.Service]("Service")))
 		add(m.Name+" API Deployment", resources.NewAPIDeployment(m, in), erase(ruleOf[*appsv1.Deployment]("Deployment")))
 		add(m.Name+" crawler Deployment", resources.NewCrawlerDeployment(m, in), erase(ruleOf[*appsv1.Deployment]("Deployment")))
-		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, resources.Inputs{}), erase(ruleOf[*appsv1.StatefulSet]("StatefulSet")))
+		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false), erase(ruleOf[*appsv1.StatefulSet]("StatefulSet")))
 		add(m.Name+" PodDisruptionBudget", resources.NewAPIPodDisruptionBudget(m), erase(ruleOf[*policyv1.PodDisruptionBudget]("PodDisruptionBudget")))
 		add(m.Name+" NetworkPolicy", resources.NewNetworkPolicy(m, ""), erase(ruleOf[*networkingv1.NetworkPolicy]("NetworkPolicy")))
 		if m.Spec.Ingress != nil {
@@ -81,10 +81,10 @@ func builtObjects(t *testing.T) map[string]struct {
 	return out
 }
 
-// ruleOf is the Kind of T as a Registry makes it, without a cache or a client: enough for
-// Drifted and Merge.
+// ruleOf is the Kind of T as the controller's Registry makes it, without a cache or a client:
+// enough for Drifted and Merge.
 func ruleOf[T Object](kind string) Kind[T] {
-	return newKind[T](kind, nil, schema.GroupResource{}, nil, "test")
+	return newKind[T](kind, nil, schema.GroupResource{}, nil, "test", podMetadata)
 }
 
 // erase turns a typed Kind's Drifted and Merge into functions of Object.
@@ -117,7 +117,7 @@ func TestEveryBuiltFieldIsOwned(t *testing.T) {
 				t.Errorf("%s: %s is not drift", name, e)
 				continue
 			}
-			if len(driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired)))) == 0 {
+			if len(driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired), podMetadata))) == 0 {
 				t.Errorf("%s: %s is drift at no path (contests could not name it)", name, e)
 			}
 			if merged := merge(o.desired, live); drifted(o.desired, merged) {
@@ -146,7 +146,7 @@ func TestUnsetFieldsAreNotOwned(t *testing.T) {
 		if drifted(o.desired, live) {
 			t.Errorf("%s: fields the builder does not set count as drift", name)
 		}
-		if paths := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired))); len(paths) > 0 {
+		if paths := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired), podMetadata)); len(paths) > 0 {
 			t.Errorf("%s: fields the builder does not set are drift at %v", name, paths)
 		}
 		for _, path := range ownedWhenEmpty {
@@ -171,7 +171,7 @@ func TestUnsetFieldsAreNotOwned(t *testing.T) {
 				"Spec.Template.Spec.ImagePullSecrets":          "spec.template.spec.imagePullSecrets",
 				"Spec.Template.Spec.InitContainers":            "spec.template.spec.initContainers",
 			}[path]
-			if got := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired))); len(got) != 1 || got[0].String() != wantPath {
+			if got := driftedPaths(o.desired, live, ruleFor(reflect.TypeOf(o.desired), podMetadata)); len(got) != 1 || got[0].String() != wantPath {
 				t.Errorf("%s: %s set by hand is drift at %v, want %s", name, path, got, wantPath)
 			}
 			merged := merge(o.desired, live)

@@ -23,6 +23,10 @@ import (
 
 const testManager = "owned-test"
 
+// podMetadata is the record of the pod labels and annotations pkg/resources' builders set,
+// as the controller gives it to its Registry.
+var podMetadata = PodMetadataRecord{Annotation: resources.PodMetadataAnnotation, Keys: resources.RecordedPodMetadata}
+
 // engine is a Deployment Kind over a cache holding cached and a fake API server holding
 // cached and uncached, with the events it records.
 type engine struct {
@@ -46,7 +50,7 @@ func newEngine(t *testing.T, cached []*appsv1.Deployment, uncached ...*appsv1.De
 	}
 	client := k8sfake.NewClientset(objects...)
 	k := newKind("Deployment", indexer, appsv1.Resource("deployment"),
-		func(ns string) Client[*appsv1.Deployment] { return client.AppsV1().Deployments(ns) }, testManager)
+		func(ns string) Client[*appsv1.Deployment] { return client.AppsV1().Deployments(ns) }, testManager, podMetadata)
 	return &engine{kind: k, client: client, events: record.NewFakeRecorder(10)}
 }
 

@@ -61,10 +61,11 @@ type Kind[T Object] struct {
 // newKind returns the Kind named kind (as events and logs name it, "StatefulSet") that reads
 // indexer (gr names the resource in its NotFound errors), writes through client(namespace)
 // with field manager manager, and follows the drift rule of drift.go, skipping the fields
-// Kubernetes does not let an update of T change (immutableFields) and owning the pod
-// template's placement fields even when empty (ownedWhenEmpty).
-func newKind[T Object](kind string, indexer cache.Indexer, gr schema.GroupResource, client func(namespace string) Client[T], manager string) Kind[T] {
-	r := ruleFor(reflect.TypeFor[T]())
+// Kubernetes does not let an update of T change (immutableFields), owning the pod template's
+// placement fields even when empty (ownedWhenEmpty) and reading its record of labels and
+// annotations with podMetadata.
+func newKind[T Object](kind string, indexer cache.Indexer, gr schema.GroupResource, client func(namespace string) Client[T], manager string, podMetadata PodMetadataRecord) Kind[T] {
+	r := ruleFor(reflect.TypeFor[T](), podMetadata)
 	k := Kind[T]{
 		name: kind, cache: indexer, gr: gr, client: client, manager: manager,
 		drifted: func(desired, live T) bool { return ownedDiffers(desired, live, r) },

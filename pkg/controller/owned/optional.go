@@ -217,7 +217,7 @@ func (o *Optional) Kind(r schema.GroupVersionResource) (Kind[*unstructured.Unstr
 		}
 		kind := newKind(k.kind, inf.GetIndexer(), r.GroupResource(), func(ns string) Client[*unstructured.Unstructured] {
 			return dynamicClient{o.apis.Dynamic.Resource(r).Namespace(ns)}
-		}, o.manager).WithDrift(unstructuredDiffers, mergeUnstructured)
+		}, o.manager, PodMetadataRecord{}).WithDrift(unstructuredDiffers, mergeUnstructured)
 		kind.contests = o.contests
 		return kind, true
 	}

@@ -55,7 +55,7 @@ func TestWatchReadsEveryObject(t *testing.T) {
 			*to = append(*to, obj.(*unstructured.Unstructured).GetName())
 		}}
 	}
-	r := NewRegistry(testManager, record(&toRegistry))
+	r := NewRegistry(testManager, record(&toRegistry), PodMetadataRecord{})
 	o := r.Optional(OptionalAPIs{Dynamic: dynamic, Discovery: kube.Discovery(), TweakListOptions: func(lo *metav1.ListOptions) {
 		lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
 	}}, map[schema.GroupVersionResource]string{routes: "HTTPRoute"})

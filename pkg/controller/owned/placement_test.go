@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -100,8 +101,8 @@ func TestPlacementDrift(t *testing.T) {
 			for _, w := range []workload{
 				workloadCase(deployments, resources.NewAPIDeployment(tc.desired, in), resources.NewAPIDeployment(tc.live, in), deployment, tc.edit),
 				workloadCase(deployments, resources.NewCrawlerDeployment(tc.desired, in), resources.NewCrawlerDeployment(tc.live, in), deployment, tc.edit),
-				workloadCase(statefulSets, resources.NewElasticStatefulSet(tc.desired, resources.ElasticDataVolume, resources.Inputs{}),
-					resources.NewElasticStatefulSet(tc.live, resources.ElasticDataVolume, resources.Inputs{}), statefulSet, tc.edit),
+				workloadCase(statefulSets, resources.NewElasticStatefulSet(tc.desired, resources.ElasticDataVolume, false),
+					resources.NewElasticStatefulSet(tc.live, resources.ElasticDataVolume, false), statefulSet, tc.edit),
 			} {
 				component := w.desired.Labels[resources.ComponentLabel]
 				if w.drifted != tc.drift {
@@ -165,4 +166,23 @@ func workloadCase[T Object](k Kind[T], desired, live T, template func(T) *corev1
 			*template(d) = *tpl
 			return k.Drifted(desired, d)
 		}}
+}
+
+// TestPodMetadataRecordIsGiven: the drift rule removes a pod label the builder recorded and no
+// longer sets by the PodMetadataRecord its Registry is given; with none (the zero record) the
+// label stays, as others' labels do.
+func TestPodMetadataRecordIsGiven(t *testing.T) {
+	fewer := placement("a")
+	delete(fewer.PodLabels, "cost-center")
+	live := resources.NewAPIDeployment(placedMonocle(placement("a")), resources.Inputs{})
+	desired := resources.NewAPIDeployment(placedMonocle(fewer), resources.Inputs{})
+	for _, tc := range []struct {
+		record PodMetadataRecord
+		kept   bool
+	}{{record: podMetadata, kept: false}, {record: PodMetadataRecord{}, kept: true}} {
+		k := newKind[*appsv1.Deployment]("Deployment", nil, schema.GroupResource{}, nil, testManager, tc.record)
+		if _, ok := k.Merge(desired, live).Spec.Template.Labels["cost-center"]; ok != tc.kept {
+			t.Errorf("record %q: the label the Monocle no longer sets is kept: %v, want %v", tc.record.Annotation, ok, tc.kept)
+		}
+	}
 }

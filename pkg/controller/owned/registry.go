@@ -14,17 +14,19 @@ import (
 // handler (the controller's, which enqueues the owning Monocle), its cache drops managedFields
 // (StripManagedFields), and HasSynced waits for it.
 type Registry struct {
-	handler  cache.ResourceEventHandler
-	manager  string
-	contests *Contests
-	synced   []cache.InformerSynced
-	errs     []error
+	handler     cache.ResourceEventHandler
+	manager     string
+	podMetadata PodMetadataRecord
+	contests    *Contests
+	synced      []cache.InformerSynced
+	errs        []error
 }
 
 // NewRegistry returns a Registry whose kinds send their informers' events to handler, write
-// as field manager manager, and share one Contests (contest.go).
-func NewRegistry(manager string, handler cache.ResourceEventHandler) *Registry {
-	return &Registry{handler: handler, manager: manager, contests: NewContests(clock.RealClock{})}
+// as field manager manager, read the record of their pod templates' labels and annotations
+// with podMetadata (the drift rule, drift.go), and share one Contests (contest.go).
+func NewRegistry(manager string, handler cache.ResourceEventHandler, podMetadata PodMetadataRecord) *Registry {
+	return &Registry{handler: handler, manager: manager, podMetadata: podMetadata, contests: NewContests(clock.RealClock{})}
 }
 
 // Contests returns the contests of the objects of the Registry's kinds.
@@ -43,7 +45,7 @@ func Register[T Object](r *Registry, kind string, informer cache.SharedIndexInfo
 		r.errs = append(r.errs, fmt.Errorf("adding %s event handler: %w", kind, err))
 	}
 	r.synced = append(r.synced, informer.HasSynced)
-	k := newKind(kind, informer.GetIndexer(), gr, client, r.manager)
+	k := newKind(kind, informer.GetIndexer(), gr, client, r.manager, r.podMetadata)
 	k.contests = r.contests
 	return k
 }

@@ -32,7 +32,7 @@ func TestRegisterWiresTheInformer(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		added = append(added, obj.(*appsv1.Deployment).Name)
-	}})
+	}}, podMetadata)
 	k := Register(r, "Deployment", informer, appsv1.Resource("deployment"),
 		func(ns string) Client[*appsv1.Deployment] { return client.AppsV1().Deployments(ns) })
 	if err := r.Err(); err != nil {

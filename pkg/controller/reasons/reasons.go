@@ -30,13 +30,8 @@ const (
 )
 
 // Reasons of the Degraded condition. Besides these, Degraded is True with the reason of any
-// other condition that is False for a cause the user must fix (see blocking in status.go):
-// InvalidConfig, SecretNotFound, SecretKeyMissing, TokenMissing, ConfigMapNotFound,
-// ConfigMapKeyMissing, StorageChangeRefused, ElasticsearchVersionUnsupported,
-// ElasticsearchDowngrade, HeapAboveLimit, IndexReplicasTooHigh, ElasticsearchNotFound,
-// ElasticsearchInUse, ElasticsearchAddressRefused, ReferenceNotGranted,
-// CrossNamespaceReferencesDisabled, CredentialsRequired.
-// Each of those is also recorded as a Warning event when its condition turns to it.
+// other condition that is False for a cause the user must fix (Blocking, classes.go), each
+// also recorded as a Warning event when its condition turns to it.
 const (
 	// AsExpected: the operator converges every owned object (False).
 	AsExpected = "AsExpected"
