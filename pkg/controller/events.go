@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 )
 
@@ -156,7 +157,7 @@ func (c *Controller) recordJobTransition(m *monoclev1alpha1.Monocle, before, aft
 // recordMaintenanceTransition records an event when a request finished since the last status
 // (before: the zero status for a request the last status did not have).
 func (c *Controller) recordMaintenanceTransition(m *monoclev1alpha1.Monocle, before, after monoclev1alpha1.MaintenanceJobStatus) {
-	if before.Phase == after.Phase || !finishedPhase(after.Phase) {
+	if before.Phase == after.Phase || !day2.FinishedPhase(after.Phase) {
 		return
 	}
 	described := after.Request

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
@@ -34,15 +36,13 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
 	if !st.holds.Restore && !st.holds.Hibernating {
-		plan := w.maintenance
-		plan.elastic = st.elasticAccess(nil, nil)
-		for _, mv := range plan.moved {
+		for _, mv := range w.maintenance.Moved {
 			// Told with the status that carries the automatic request.
 			st.event(corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier, fmt.Sprintf(
 				"update_since of crawler %s in workspace %s moved from %s to %s: Monocle's crawler would resume from its stored position, so request %s sets its commit date before it restarts",
-				mv.request.Crawler, mv.request.Workspace, mv.from, mv.to, mv.request.Name))
+				mv.Request.Crawler, mv.Request.Workspace, mv.From, mv.To, mv.Request.Name))
 		}
-		maintenance, err := c.ensureMaintenance(ctx, m, plan, f.configHash, st.crawler, identsRunning)
+		maintenance, err := c.ensureMaintenance(ctx, m, w.maintenance, st.elasticAccess(nil, nil), f.configHash, st.crawler, identsRunning)
 		st.fail(err)
 		st.status.Maintenance = nil
 		for _, s := range maintenance {
@@ -52,7 +52,7 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 	if !st.holds.Hibernating {
 		// Kept while hibernation holds the Jobs: a crawler's update_since moved earlier
 		// meanwhile is found, and its request made, once the Monocle wakes.
-		st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.crawlers...)
+		st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.Crawlers...)
 	}
 	st.setCondition(identsCondition(st.status.UpdateIdents))
 	st.setCondition(metav1.Condition{
@@ -107,6 +107,90 @@ func (c *Controller) ensureUpdateIdents(ctx context.Context, m *monoclev1alpha1.
 	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
 	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created Job %s to run update-idents for the new config", created.Name)
 	return jobStatus(want, created), nil
+}
+
+// ensureMaintenance runs the plan's requests, one Job at a time in spec order, and returns
+// their statuses (those of requests no longer in the spec are dropped); e is how the Jobs
+// reach Elasticsearch. A request waits while
+// another maintenance or update-idents Job runs, while no valid config is in force, and, to
+// wipe data, until the crawler has stopped (crawler, the Deployment as this sync left it).
+// A refused request fails at once, with a Warning event.
+func (c *Controller) ensureMaintenance(ctx context.Context, m *monoclev1alpha1.Monocle, plan day2.MaintenancePlan, e resources.ElasticAccess,
+	configHash string, crawler *appsv1.Deployment, identsRunning bool) ([]monoclev1alpha1.MaintenanceJobStatus, error) {
+	var out []monoclev1alpha1.MaintenanceJobStatus
+	busy := identsRunning
+	for _, r := range plan.Requests {
+		if s := day2.MaintenanceStatus(m, r.Name); s != nil && (s.Phase == monoclev1alpha1.JobRunning || s.Phase == monoclev1alpha1.JobPending) {
+			busy = busy || s.Phase == monoclev1alpha1.JobRunning
+		}
+	}
+	var errs []error
+	for _, r := range plan.Requests {
+		st := day2.MaintenanceStatus(m, r.Name)
+		if st == nil {
+			st = &monoclev1alpha1.MaintenanceJobStatus{Request: r.Name, Name: resources.MaintenanceJobName(m, r.Name), Phase: monoclev1alpha1.JobPending}
+		}
+		if plan.Automatic[r.Name] {
+			st.Automatic = r.DeepCopy()
+		}
+		st, err := c.ensureRequest(ctx, m, r, st, plan, e, configHash, crawler, &busy)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		out = append(out, *st)
+	}
+	return out, errors.Join(errs...)
+}
+
+// ensureRequest advances one request; busy says a Job runs, and is set when this one starts.
+func (c *Controller) ensureRequest(ctx context.Context, m *monoclev1alpha1.Monocle, r monoclev1alpha1.MaintenanceRequest,
+	st *monoclev1alpha1.MaintenanceJobStatus, plan day2.MaintenancePlan, e resources.ElasticAccess, configHash string, crawler *appsv1.Deployment,
+	busy *bool) (*monoclev1alpha1.MaintenanceJobStatus, error) {
+	if day2.FinishedPhase(st.Phase) {
+		return st, nil
+	}
+	if why, refused := plan.Refused[r.Name]; refused {
+		st.Phase, st.Message = monoclev1alpha1.JobFailed, "Refused: "+why
+		return st, nil
+	}
+	if tracked, known, err := c.trackJob(ctx, m, st); known || err != nil {
+		return tracked, err
+	}
+	switch {
+	case *busy:
+		st.Message = "Waiting for the running maintenance or update-idents Job to finish"
+		return st, nil
+	case configHash == "":
+		st.Message = "Waiting for a valid config"
+		return st, nil
+	case r.Operation == monoclev1alpha1.WipeCrawlerData && crawler != nil &&
+		(ptr.Deref(crawler.Spec.Replicas, 1) > 0 || crawler.Status.Replicas > 0):
+		st.Message = "Waiting for the crawler to stop"
+		return st, nil
+	}
+	created, err := c.kubeclientset.BatchV1().Jobs(m.Namespace).Create(ctx, resources.NewMaintenanceJob(m, r, configHash, e),
+		metav1.CreateOptions{FieldManager: ControllerName})
+	if err != nil {
+		return st, fmt.Errorf("creating Job %s: %w", st.Name, err)
+	}
+	*busy = true
+	klog.FromContext(ctx).V(2).Info("Created object", "kind", "Job", "object", klog.KObj(created))
+	c.recorder.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created Job %s to run %s", created.Name, describeRequest(r))
+	return jobStatus(st, created), nil
+}
+
+// describeRequest names a request in events: "WipeCrawlerData of crawler gh in workspace demo".
+func describeRequest(r monoclev1alpha1.MaintenanceRequest) string {
+	return fmt.Sprintf("%s of crawler %s in workspace %s", r.Operation, r.Crawler, r.Workspace)
+}
+
+// jobFinished returns, for day2.PlanMaintenance, whether the Job of a name in m's namespace
+// is controlled by m and has finished, in the cache.
+func (c *Controller) jobFinished(m *monoclev1alpha1.Monocle) func(jobName string) bool {
+	return func(jobName string) bool {
+		job, err := c.jobs.Get(m.Namespace, jobName)
+		return err == nil && owned.IsControlledBy(job, m) && finished(job) != ""
+	}
 }
 
 // trackJob follows the Job of a maintenance status st that has not finished: known is true

@@ -16,7 +16,7 @@ import (
 // workloads is what the workloads phase hands to the later ones.
 type workloads struct {
 	// maintenance is what spec.maintenance and the automatic requests ask of this sync.
-	maintenance maintenancePlan
+	maintenance day2.MaintenancePlan
 	// upgrade is what the upgrade of the API's image asks of this sync.
 	upgrade day2.UpgradeStep
 	// lastBackup is what the last read of Elasticsearch did of the backup work (nil: none).
@@ -37,7 +37,7 @@ type workloads struct {
 func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
 	m := st.m
 	st.api, st.crawler = c.observeDeployments(m)
-	w := workloads{maintenance: c.planMaintenance(m, f.config.parsed)}
+	w := workloads{maintenance: day2.PlanMaintenance(m, f.config.parsed, c.jobFinished(m))}
 	w.lastBackup = c.operand.LastBackup(m)
 	restore := day2.RestoreStatusAfter(m, w.lastBackup, st.now)
 	if st.hibernation.Active() {
@@ -53,7 +53,7 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	}
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
-	st.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.stopCrawler)
+	st.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.StopCrawler)
 	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
