@@ -79,16 +79,16 @@ type Controller struct {
 	monocleIndexer cache.Indexer
 	// userSecrets remembers the data hash and keys of each referenced Secret at a
 	// resourceVersion, so an unchanged Secret is not read again.
-	userSecrets *secretCache[userSecret]
+	userSecrets *readCache[userSecret]
 	// targetSecrets remembers, at a resourceVersion, the values the Elasticsearch target
 	// reads of a Secret (targetSecretKeys): credentials and CAs.
-	targetSecrets *secretCache[map[string][]byte]
+	targetSecrets *readCache[map[string][]byte]
 	// configMapMetadataLister holds the metadata of every ConfigMap, to notice a change of
 	// the CA bundle spec.trustedCA names; trustedCAs remembers, at a resourceVersion, the
 	// hash of each key of such a ConfigMap (keepTrustedCA).
 	configMapMetadataLister cache.GenericLister
 	configMapMetadataSynced cache.InformerSynced
-	trustedCAs              *secretCache[map[string]string]
+	trustedCAs              *readCache[map[string]string]
 
 	// kinds registers every owned kind's informer (HasSynced waits for them).
 	kinds      *owned.Registry
@@ -212,11 +212,11 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		secretMetadataLister:    inf.SecretMetadata.Lister(),
 		secretMetadataSynced:    inf.SecretMetadata.Informer().HasSynced,
 		monocleIndexer:          inf.Monocles.Informer().GetIndexer(),
-		userSecrets:             newSecretCache[userSecret](),
-		targetSecrets:           newSecretCache[map[string][]byte](),
+		userSecrets:             newReadCache[userSecret](),
+		targetSecrets:           newReadCache[map[string][]byte](),
 		configMapMetadataLister: inf.ConfigMapMetadata.Lister(),
 		configMapMetadataSynced: inf.ConfigMapMetadata.Informer().HasSynced,
-		trustedCAs:              newSecretCache[map[string]string](),
+		trustedCAs:              newReadCache[map[string]string](),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 			failureRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
@@ -320,8 +320,8 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		return nil, fmt.Errorf("adding PersistentVolumeClaim event handler: %w", err)
 	}
 	// The metadata of the Secrets and ConfigMaps Monocles reference, which carry no label of
-	// the operator (secrets.go, trustedca.go): stripped to what a change needs; an event
-	// enqueues the Monocles that reference the object.
+	// the operator (secrets.go, trustedca.go, readcache.go): stripped to what a change needs;
+	// an event enqueues the Monocles that reference the object.
 	for _, md := range []struct {
 		kind     string
 		informer cache.SharedIndexInformer

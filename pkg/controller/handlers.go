@@ -81,6 +81,16 @@ func changed(oldObj, newObj any) bool {
 	return errOld != nil || errNew != nil || oldMeta.GetResourceVersion() != newMeta.GetResourceVersion()
 }
 
+// onChange is an informer's update handler that passes to handle the objects that changed,
+// skipping the periodic resyncs.
+func onChange(handle func(any)) func(oldObj, newObj any) {
+	return func(oldObj, newObj any) {
+		if changed(oldObj, newObj) {
+			handle(newObj)
+		}
+	}
+}
+
 // handleObject enqueues the Monocle that controls obj, found through obj's controller owner
 // reference with its Kind, API group and UID checked, so that an object owned by a deleted
 // and recreated Monocle of the same name does not wake the new one.

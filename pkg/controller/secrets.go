@@ -6,14 +6,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/client-go/tools/cache"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
@@ -76,118 +72,19 @@ func (c *Controller) handleSecretMetadata(obj any) {
 	c.handleReferenced(obj, secretRefIndex, c.userSecrets.forget, c.targetSecrets.forget)
 }
 
-// handleReferenced enqueues the Monocles that index names under the "<namespace>/<name>" of
-// obj, a Secret or a ConfigMap of a metadata informer (or its tombstone), once each forget
-// has dropped what the controller kept of it, when it is deleted.
-func (c *Controller) handleReferenced(obj any, index string, forget ...func(types.NamespacedName)) {
-	object, err := objectMeta(obj)
-	if err != nil {
-		utilruntime.HandleError(err)
-		return
-	}
-	name := types.NamespacedName{Namespace: object.GetNamespace(), Name: object.GetName()}
-	if _, deleted := obj.(cache.DeletedFinalStateUnknown); deleted || object.GetDeletionTimestamp() != nil {
-		for _, f := range forget {
-			f(name)
-		}
-	}
-	c.enqueueIndexed(index, name.String())
-}
-
-// onChange is an informer's update handler that passes to handle the objects that changed,
-// skipping the periodic resyncs.
-func onChange(handle func(any)) func(oldObj, newObj any) {
-	return func(oldObj, newObj any) {
-		if changed(oldObj, newObj) {
-			handle(newObj)
-		}
-	}
-}
-
 // userSecret is what the controller keeps of a user Secret: never its data.
 type userSecret struct {
 	dataHash string
 	keys     map[string]bool
 }
 
-// secretCache maps Secrets (or ConfigMaps) to what the controller made of them (V) at a
-// resourceVersion. It holds one small entry per object a Monocle reads, whatever the number
-// or size of the cluster's Secrets and ConfigMaps.
-type secretCache[V any] struct {
-	mu      sync.Mutex
-	entries map[types.NamespacedName]cachedSecret[V]
-}
-
-// cachedSecret is what the controller made of a Secret at resourceVersion.
-type cachedSecret[V any] struct {
-	resourceVersion string
-	value           V
-}
-
-func newSecretCache[V any]() *secretCache[V] {
-	return &secretCache[V]{entries: map[types.NamespacedName]cachedSecret[V]{}}
-}
-
-func (u *secretCache[V]) get(name types.NamespacedName, resourceVersion string) (V, bool) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	e, ok := u.entries[name]
-	return e.value, ok && e.resourceVersion == resourceVersion
-}
-
-func (u *secretCache[V]) put(name types.NamespacedName, resourceVersion string, v V) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.entries[name] = cachedSecret[V]{resourceVersion, v}
-}
-
-func (u *secretCache[V]) forget(name types.NamespacedName) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.entries, name)
-}
-
 // readSecret returns what keep makes of the Secret name, and false when it does not exist
 // (readReferenced).
-func readSecret[V any](ctx context.Context, c *Controller, cache *secretCache[V], name types.NamespacedName, keep func(*corev1.Secret) V) (V, bool, error) {
+func readSecret[V any](ctx context.Context, c *Controller, cache *readCache[V], name types.NamespacedName, keep func(*corev1.Secret) V) (V, bool, error) {
 	get := func(ctx context.Context, name types.NamespacedName) (*corev1.Secret, error) {
 		return c.kubeclientset.CoreV1().Secrets(name.Namespace).Get(ctx, name.Name, metav1.GetOptions{})
 	}
 	return readReferenced(ctx, "Secret", c.secretMetadataLister, get, cache, name, keep)
-}
-
-// readReferenced returns what keep makes of the object name of kind ("Secret",
-// "ConfigMap"), and false when it does not exist. The metadata cache lister (every object of
-// the kind in the watched namespaces) says whether it exists and at which resourceVersion;
-// the object is read from the API server with get only when that resourceVersion was not
-// read before, so a converged Monocle costs no API call.
-func readReferenced[O metav1.Object, V any](ctx context.Context, kind string, lister cache.GenericLister,
-	get func(context.Context, types.NamespacedName) (O, error), cache *secretCache[V], name types.NamespacedName, keep func(O) V) (V, bool, error) {
-	var zero V
-	obj, err := lister.ByNamespace(name.Namespace).Get(name.Name)
-	if apierrors.IsNotFound(err) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, fmt.Errorf("reading %s %s metadata from the cache: %w", kind, name.Name, err)
-	}
-	meta, err := objectMeta(obj)
-	if err != nil {
-		return zero, false, err
-	}
-	if v, ok := cache.get(name, meta.GetResourceVersion()); ok {
-		return v, true, nil
-	}
-	live, err := get(ctx, name)
-	if apierrors.IsNotFound(err) {
-		return zero, false, nil
-	}
-	if err != nil {
-		return zero, false, fmt.Errorf("reading %s %s: %w", kind, name.Name, err)
-	}
-	v := keep(live)
-	cache.put(name, live.GetResourceVersion(), v)
-	return v, true, nil
 }
 
 // readUserSecret returns the state of the Secret spec.secretRef names, or nil when it does

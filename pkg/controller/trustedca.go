@@ -17,8 +17,8 @@ import (
 // The CA bundle of spec.trustedCA is a key of a ConfigMap of the user (or of trust-manager),
 // which carries no label of the operator: like the user's Secrets (secrets.go), the metadata
 // of the watched namespaces' ConfigMaps is cached, stripped to what a change needs, and the
-// ConfigMap is read from the API server only at a resourceVersion not read before. The
-// controller keeps a hash per key, never the data.
+// ConfigMap is read from the API server only at a resourceVersion not read before
+// (readcache.go). The controller keeps a hash per key, never the data.
 
 // trustedCAIndex indexes Monocles by "<namespace>/<name>" of the ConfigMap spec.trustedCA
 // names.
