@@ -478,7 +478,7 @@ func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config st
 // converged returns the objects the syncs of m create, with ready workload statuses, and m
 // with the status the last sync wrote. It syncs until a sync creates nothing: the first
 // creates every object but the API Deployment, which waits for a ready Elasticsearch pod
-// (elasticfirst.go); the second creates it; the last reports the ready workloads.
+// (workloads.go); the second creates it; the last reports the ready workloads.
 func converged(t *testing.T, m *monoclev1alpha1.Monocle, userSecrets ...*corev1.Secret) (*monoclev1alpha1.Monocle, []runtime.Object) {
 	t.Helper()
 	return convergedWith(t, m, func(f *fixture) { f.userSecrets = userSecrets })

@@ -77,7 +77,7 @@ type syncState struct {
 	elastic      *appsv1.StatefulSet
 	api, crawler *appsv1.Deployment
 	// apiWaits is set when the API Deployment was neither created nor rolled because
-	// Elasticsearch has no ready pod (elasticfirst.go).
+	// Elasticsearch has no ready pod (workloads.go).
 	apiWaits bool
 	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
 	// under way, and its end enqueues the Monocle.

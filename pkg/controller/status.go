@@ -97,7 +97,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	for _, comp := range components {
 		name := comp.name
 		if name == "api" && st.apiWaits {
-			// Neither created nor rolled until Elasticsearch has a ready pod (elasticfirst.go).
+			// Neither created nor rolled until Elasticsearch has a ready pod (workloads.go).
 			name = "api (waits for a ready Elasticsearch pod)"
 			comp.done = false
 		}

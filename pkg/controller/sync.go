@@ -20,7 +20,7 @@ import (
 
 // syncHandler converges the objects of the Monocle named by key and writes its status, in
 // phases over one syncState: adoption of an earlier operator's objects, the Elasticsearch
-// cluster it uses (target.go), what spec.hibernate stops (hibernation.go), the foundation
+// cluster it uses (target.go), what spec.hibernate stops (planhibernation.go), the foundation
 // objects (keys, Secrets, config, Services, Elasticsearch, exposure…), the API and crawler
 // workloads, the maintenance Jobs, what the operand worker reads and does in Elasticsearch,
 // and the status.
