@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
@@ -596,5 +598,130 @@ func TestKeysCopyFailureHoldsTheSecret(t *testing.T) {
 		if a.GetResource().Resource == "secrets" && actionName(a) == "demo-api" {
 			t.Errorf("%s although the copy could not be written", strings.Join(describe([]core.Action{a}), ""))
 		}
+	}
+}
+
+// TestUnionsAreWrittenWhole: a member of a union that someone else set is dropped by the
+// merge, where keeping it next to the builder's member would make the update invalid (the
+// crawler of an adopted earlier Monocle came with a rollingUpdate strategy).
+func TestUnionsAreWrittenWhole(t *testing.T) {
+	c := newFixture(t).newController()
+	m := newMonocle("demo")
+	crawler := resources.NewCrawlerDeployment(m, resources.Inputs{})
+	live := crawler.DeepCopy()
+	live.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxSurge: ptr.To(intstr.FromString("25%"))}}
+	if !c.deployments.Drifted(crawler, live) {
+		t.Fatal("another strategy is not drift")
+	}
+	if got := c.deployments.Merge(crawler, live).Spec.Strategy; got.Type != appsv1.RecreateDeploymentStrategyType || got.RollingUpdate != nil {
+		t.Errorf("merged strategy %+v, want Recreate alone", got)
+	}
+
+	m.Spec.API.Replicas = ptr.To[int32](3)
+	pdb := resources.NewAPIPodDisruptionBudget(m)
+	livePDB := pdb.DeepCopy()
+	livePDB.Spec.MaxUnavailable, livePDB.Spec.MinAvailable = nil, ptr.To(intstr.FromInt32(2))
+	if !c.pdbs.Drifted(pdb, livePDB) {
+		t.Fatal("minAvailable instead of maxUnavailable is not drift")
+	}
+	if got := c.pdbs.Merge(pdb, livePDB).Spec; got.MinAvailable != nil || got.MaxUnavailable == nil {
+		t.Errorf("merged PodDisruptionBudget spec %+v, want maxUnavailable alone", got)
+	}
+}
+
+// syncFailing adds key and processes it n times, each sync expected to fail, and checks
+// after each that the key is requeued with a delay rather than at once.
+func syncFailing(ctx context.Context, t *testing.T, c *Controller, key cache.ObjectName, n int) {
+	t.Helper()
+	for i := range n {
+		c.queue.Add(key)
+		if !c.processNextWorkItem(ctx) {
+			t.Fatal("queue shut down")
+		}
+		if got := c.queue.Len(); got != 0 {
+			t.Fatalf("failed sync %d: the key is back at once (queue length %d), want it delayed", i+1, got)
+		}
+	}
+}
+
+func TestUnavailableKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
+	srv := newStatusServer(t, metav1.Status{Code: http.StatusOK})
+	srv.Close()
+	c := controllerAgainst(t, srv.URL)
+	_, ctx := ktesting.NewTestContext(t)
+	key := cache.ObjectName{Namespace: metav1.NamespaceDefault, Name: "demo"}
+
+	// Each failure doubles the key's delay, from unavailableBaseDelay.
+	syncFailing(ctx, t, c, key, 3)
+	if got, want := c.unavailableBackoff.When(key), unavailableBaseDelay<<3; got != want {
+		t.Errorf("after 3 failed syncs the next delay is %s, want %s", got, want)
+	}
+	// The queue's own backoff, for other failures, is untouched.
+	if got := c.queue.NumRequeues(key); got != 0 {
+		t.Errorf("the queue counts %d rate-limited requeues, want 0", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.queue.Len() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.queue.Len() != 1 {
+		t.Error("the key did not come back after its delay")
+	}
+	// The delay never exceeds the cap, whatever the outage's length.
+	for range 20 {
+		if d := c.unavailableBackoff.When(key); d > unavailableMaxDelay {
+			t.Fatalf("retry delay %s exceeds %s", d, unavailableMaxDelay)
+		}
+	}
+}
+
+func TestStaleCacheKeyIsRetriedWithItsOwnBackoff(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	api := find[*appsv1.Deployment](objects, "demo-api")
+	api.Spec.Replicas = ptr.To[int32](0)
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	c := f.newController()
+	// Another writer changed the Deployment since the cache saw it.
+	f.kubeclient.PrependReactor("update", "deployments", func(core.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(appsv1.Resource("deployments"), "demo-api", errors.New("the object has been modified"))
+	})
+	_, ctx := ktesting.NewTestContext(t)
+	key := cache.ObjectName{Namespace: m.Namespace, Name: m.Name}
+
+	syncFailing(ctx, t, c, key, 2)
+	if got, want := c.staleCacheBackoff.When(key), staleCacheBaseDelay<<2; got != want {
+		t.Errorf("after 2 conflicts the next delay is %s, want %s", got, want)
+	}
+	if got := c.queue.NumRequeues(key); got != 0 {
+		t.Errorf("the queue counts %d rate-limited requeues, want 0", got)
+	}
+	if got := c.unavailableBackoff.When(key); got != unavailableBaseDelay {
+		t.Errorf("the unavailable backoff moved to %s on conflicts, want %s", got, unavailableBaseDelay)
+	}
+	for range 20 {
+		if d := c.staleCacheBackoff.When(key); d > staleCacheMaxDelay {
+			t.Fatalf("retry delay %s exceeds %s", d, staleCacheMaxDelay)
+		}
+	}
+}
+
+// TestFailureBackoffIsCapped: however many times a key's sync fails, its next retry is at
+// most failureMaxDelay away, and a success (Forget) starts again from failureBaseDelay.
+func TestFailureBackoffIsCapped(t *testing.T) {
+	rl := failureRateLimiter()
+	key := cache.ObjectName{Namespace: "ns", Name: "m"}
+	var last time.Duration
+	for range 40 {
+		last = rl.When(key)
+	}
+	if last != failureMaxDelay {
+		t.Errorf("after 40 failures the delay is %s, want the cap %s", last, failureMaxDelay)
+	}
+	rl.Forget(key)
+	if d := rl.When(key); d != failureBaseDelay {
+		t.Errorf("after Forget the delay is %s, want %s", d, failureBaseDelay)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
+	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
 	"github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/fake"
 	informers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -536,3 +538,53 @@ func find[T runtime.Object](objects []runtime.Object, name string) T {
 	var zero T
 	return zero
 }
+
+const githubConfig = "workspaces:\n  - name: demo\n    crawlers:\n      - name: gh\n        update_since: \"2024-01-01\"\n        provider:\n          github_organization: change-metrics\n          github_token: MY_GITHUB_TOKEN\n"
+
+func newUserSecret(rv string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "tokens", Namespace: metav1.NamespaceDefault, ResourceVersion: rv}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+func withTokens(m *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
+	m.Spec.Config = githubConfig
+	m.Spec.SecretRef = &monoclev1alpha1.SecretReference{Name: "tokens"}
+	return m
+}
+
+// resync runs the fixture again on the given state and returns the writes.
+func resync(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, userSecrets ...*corev1.Secret) (*fixture, []core.Action, *monoclev1alpha1.Monocle) {
+	t.Helper()
+	return resyncWith(t, m, objects, func(f *fixture) { f.userSecrets = userSecrets })
+}
+
+// resyncWith is resync with the objects setup seeds into the fixture besides m and objects.
+func resyncWith(t *testing.T, m *monoclev1alpha1.Monocle, objects []runtime.Object, setup func(*fixture)) (*fixture, []core.Action, *monoclev1alpha1.Monocle) {
+	t.Helper()
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	setup(f)
+	kubeWrites, status := f.runStatus()
+	return f, kubeWrites, status
+}
+
+func condition(t *testing.T, m *monoclev1alpha1.Monocle, typ string) metav1.Condition {
+	t.Helper()
+	c := apimeta.FindStatusCondition(m.Status.Conditions, typ)
+	if c == nil {
+		t.Fatalf("no %s condition in %+v", typ, m.Status.Conditions)
+	}
+	return *c
+}
+
+// readyElastic is m's Elasticsearch StatefulSet as its builder makes it, with one ready pod.
+func readyElastic(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
+	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)).(*appsv1.StatefulSet)
+}
+
+// dialAddress is the host:port of srv, for operand.Options.DialAddress.
+func dialAddress(srv *elastictest.Server) string { return strings.TrimPrefix(srv.URL, "http://") }

@@ -14,6 +14,7 @@ import (
 	core "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
@@ -138,5 +139,25 @@ func TestFieldContestedDegrades(t *testing.T) {
 	}
 	if got := c.kinds.Contests().Of(m); len(got) != 0 {
 		t.Errorf("contests %v, want none", got)
+	}
+}
+
+func TestPausedMonocleIsLeftAlone(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	find[*appsv1.Deployment](objects, "demo-api").Spec.Replicas = ptr.To[int32](0)
+	paused := m.DeepCopy()
+	paused.Annotations = map[string]string{monoclev1alpha1.PausedAnnotation: "true"}
+	_, writes, status := resync(t, paused, objects)
+	expectActions(t, writes)
+	if c := condition(t, status, monoclev1alpha1.ConditionPaused); c.Status != metav1.ConditionTrue {
+		t.Errorf("Paused = %+v", c)
+	}
+	// Resuming repairs the drift.
+	resumed := status.DeepCopy()
+	delete(resumed.Annotations, monoclev1alpha1.PausedAnnotation)
+	_, writes, status = resync(t, resumed, objects)
+	expectActions(t, writes, "update deployments demo-api")
+	if c := condition(t, status, monoclev1alpha1.ConditionPaused); c.Status != metav1.ConditionFalse {
+		t.Errorf("Paused after resuming = %+v", c)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	core "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -15,6 +17,164 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
+
+// autoPilotOff is Monocle "demo" with AutoPilotOffAnnotation set to value.
+func autoPilotOff(value string) *monoclev1alpha1.Monocle {
+	m := newMonocle("demo")
+	m.Annotations = map[string]string{monoclev1alpha1.AutoPilotOffAnnotation: value}
+	return m
+}
+
+// TestAutoPilotMessageInPaused: the Paused condition carries what day2.AutoPilotMessage says
+// of the annotation.
+func TestAutoPilotMessageInPaused(t *testing.T) {
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{autoPilotOff("upgrade-phases")}
+	_, monocleWrites := f.run()
+	status := monocleWrites[0].(interface{ GetObject() runtime.Object }).GetObject().(*monoclev1alpha1.Monocle)
+	if c := condition(t, status, monoclev1alpha1.ConditionPaused); !strings.HasSuffix(c.Message, "; auto-pilot off: upgrade-phases") {
+		t.Errorf("Paused = %+v", c)
+	}
+}
+
+func TestConfigChangeRunsOneUpdateIdentsJob(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	if m.Status.UpdateIdents != nil {
+		t.Fatalf("a new Monocle ran update-idents: %+v", m.Status.UpdateIdents)
+	}
+	changed := m.DeepCopy()
+	changed.Spec.Config = "workspaces:\n  - name: demo\n    crawlers: []\n    idents:\n      - ident: Jane\n        aliases: [github.com/jane]\n"
+	_, writes, status := resync(t, changed, objects)
+	hash := resources.ConfigHash(changed.Spec.Config)
+	jobName := resources.UpdateIdentsJobName(changed, hash)
+	expectActions(t, writes, "update configmaps demo-api", "update deployments demo-api", "update deployments demo-crawler", "create jobs "+jobName)
+	var job *batchv1.Job
+	for _, a := range writes {
+		if j, ok := a.(core.CreateAction).GetObject().(*batchv1.Job); ok {
+			job = j
+		}
+	}
+	if job == nil || !strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "), "janitor update-idents --elastic http://demo-elastic:9200 --config /etc/monocle/config.yaml") {
+		t.Fatalf("update-idents Job: %+v", job)
+	}
+	if status.Status.UpdateIdents == nil || status.Status.UpdateIdents.Name != jobName || status.Status.UpdateIdents.Phase != monoclev1alpha1.JobRunning {
+		t.Errorf("status.updateIdents = %+v", status.Status.UpdateIdents)
+	}
+	if status.Status.ConfigHash != hash {
+		t.Errorf("status.configHash = %q, want %q", status.Status.ConfigHash, hash)
+	}
+
+	// With the Job known to the cache and running, a second config change waits for it.
+	again := status.DeepCopy()
+	again.Spec.Config = "workspaces:\n  - name: demo\n    crawlers: []\n    projects: []\n"
+	_, writes, status = resync(t, again, append(objects, job))
+	for _, d := range describe(writes) {
+		if strings.HasPrefix(d, "create jobs") {
+			t.Errorf("started a second update-idents Job while one runs: %s", d)
+		}
+	}
+	if status.Status.UpdateIdents.Phase != monoclev1alpha1.JobPending || !strings.Contains(status.Status.UpdateIdents.Message, jobName) {
+		t.Errorf("status.updateIdents while another Job runs = %+v", status.Status.UpdateIdents)
+	}
+
+	// The same config never runs twice: the finished Job's outcome is kept, none is created.
+	done := job.DeepCopy()
+	done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}}
+	_, writes, status = resync(t, changedWithStatus(changed, status), append(objects, done))
+	for _, d := range describe(writes) {
+		if strings.HasPrefix(d, "create jobs") {
+			t.Errorf("re-ran update-idents: %s", d)
+		}
+	}
+	if c := condition(t, status, monoclev1alpha1.ConditionIdentsUpdated); c.Status != metav1.ConditionFalse || c.Reason != reasons.UpdateIdentsFailed {
+		t.Errorf("IdentsUpdated = %+v, want False/UpdateIdentsFailed", c)
+	}
+}
+
+// TestUpdateIdentsWaitsForTheAPI: after a config change the update-idents Job starts only
+// once the API runs the new config with a ready pod (the API creates a new workspace's index
+// at start, and the janitor needs it).
+func TestUpdateIdentsWaitsForTheAPI(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	changed := m.DeepCopy()
+	changed.Spec.Config = "workspaces:\n  - name: demo\n    crawlers: []\n  - name: other\n    crawlers: []\n"
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{changed}
+	f.kubeobjects = objects
+	f.bumpGenerations = true
+	writes, monocleWrites := f.run()
+	expectActions(t, writes, "update configmaps demo-api", "update deployments demo-api", "update deployments demo-crawler")
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	if u := status.Status.UpdateIdents; u == nil || u.Phase != monoclev1alpha1.JobPending || !strings.Contains(u.Message, "Waiting for the API to run the new config") {
+		t.Fatalf("status.updateIdents while the API rolls = %+v", u)
+	}
+
+	// The API rolled out the new config: the Job starts.
+	api := written[*appsv1.Deployment](writes, "demo-api").DeepCopy()
+	api.Status = appsv1.DeploymentStatus{ObservedGeneration: api.Generation, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
+	var rolled []runtime.Object
+	for _, o := range objects {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			if o.Name == "demo-api" {
+				rolled = append(rolled, api)
+				continue
+			}
+			rolled = append(rolled, written[*appsv1.Deployment](writes, o.Name))
+			continue
+		case *corev1.ConfigMap:
+			rolled = append(rolled, written[*corev1.ConfigMap](writes, o.Name))
+			continue
+		}
+		rolled = append(rolled, o)
+	}
+	next := changed.DeepCopy()
+	next.Status = status.Status
+	_, writes, status = resync(t, next, rolled)
+	jobName := resources.UpdateIdentsJobName(changed, resources.ConfigHash(changed.Spec.Config))
+	if written[*batchv1.Job](writes, jobName) == nil {
+		t.Errorf("no update-idents Job once the API runs the config: %v (status %+v)", describe(writes), status.Status.UpdateIdents)
+	}
+}
+
+// changedWithStatus is m's spec with the status of s, where s recorded a Running Job.
+func changedWithStatus(m, s *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
+	out := m.DeepCopy()
+	out.Status = *s.Status.DeepCopy()
+	out.Status.ConfigHash = resources.ConfigHash(resources.Config(m))
+	out.Status.UpdateIdents = &monoclev1alpha1.MaintenanceJobStatus{
+		Name: resources.UpdateIdentsJobName(m, out.Status.ConfigHash), ConfigHash: out.Status.ConfigHash, Phase: monoclev1alpha1.JobRunning,
+	}
+	return out
+}
+
+func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	running := changedWithStatus(m, m)
+	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, resources.ElasticAccess{})
+
+	// The API server has the Job the previous sync created; the cache has not seen it yet.
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{running}
+	f.kubeobjects = objects
+	f.uncached = []runtime.Object{job}
+	writes, monocleWrites := f.run()
+	expectActions(t, writes)
+	cached := running
+	if len(monocleWrites) == 1 {
+		cached = monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle)
+	}
+	if got := cached.Status.UpdateIdents; got == nil || got.Phase != monoclev1alpha1.JobRunning {
+		t.Errorf("status.updateIdents = %+v, want Running", got)
+	}
+
+	// Gone from the API server too: then it was deleted, and that is reported.
+	_, writes, status := resync(t, running, objects)
+	expectActions(t, writes)
+	if got := status.Status.UpdateIdents; got == nil || got.Phase != monoclev1alpha1.JobFailed {
+		t.Errorf("status.updateIdents after a deletion = %+v, want Failed", got)
+	}
+}
 
 // replaced returns objects with each object of the same kind and name as one of with replaced.
 func replaced(objects []runtime.Object, with ...runtime.Object) []runtime.Object {

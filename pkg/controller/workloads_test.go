@@ -14,9 +14,30 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// readyElastic is m's Elasticsearch StatefulSet as its builder makes it, with one ready pod.
-func readyElastic(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
-	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)).(*appsv1.StatefulSet)
+// TestAutoPilotElasticsearchFirstOff: with elasticsearch-first off, the first sync creates
+// the API (the other parts: day2's TestAutoPilotPartsTurnOff, operand's
+// TestBlockClearingOff).
+func TestAutoPilotElasticsearchFirstOff(t *testing.T) {
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{autoPilotOff("elasticsearch-first")}
+	kubeWrites, _ := f.run()
+	if written[*appsv1.Deployment](kubeWrites, "demo-api") == nil {
+		t.Errorf("elasticsearch-first off: writes %v, want the API created", describe(kubeWrites))
+	}
+}
+
+func TestAPIDisruptionBudgetFollowsReplicas(t *testing.T) {
+	m := newMonocle("demo")
+	m.Spec.API.Replicas = ptr.To[int32](3)
+	m, objects := converged(t, m)
+	pdb := find[runtime.Object](objects, "demo-api")
+	if find[*appsv1.Deployment](objects, "demo-api") == nil || pdb == nil {
+		t.Fatal("no API Deployment or PodDisruptionBudget")
+	}
+	one := m.DeepCopy()
+	one.Spec.API.Replicas = ptr.To[int32](1)
+	_, writes, _ := resync(t, one, objects)
+	expectActions(t, writes, "update deployments demo-api", "delete poddisruptionbudgets demo-api")
 }
 
 // TestAPIWaitsForElasticsearch: the API Deployment is created only once Elasticsearch has a
