@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	core "k8s.io/client-go/testing"
@@ -124,5 +125,47 @@ func TestAPIWaitsOnlyToStartPods(t *testing.T) {
 		if got := apiWaitsForElasticsearch(tc.elastic, tc.live, tc.desired); got != tc.want {
 			t.Errorf("%s: waits = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+func TestSpecChangeUpdatesWorkloads(t *testing.T) {
+	m, objects := converged(t, newMonocle("demo"))
+	m = m.DeepCopy()
+	m.Generation = 2
+	m.Spec.API.Replicas = ptr.To[int32](3)
+	m.Spec.Image = "quay.io/change-metrics/monocle:1.12.0"
+
+	f := newFixture(t)
+	f.monocles = []*monoclev1alpha1.Monocle{m}
+	f.kubeobjects = objects
+	kubeWrites, monocleWrites := f.run()
+	// The image change is an upgrade (upgrade.go): this sync records it and changes no
+	// image; the replicas change at once.
+	in := builtInputs(m, objects, resources.DefaultConfig)
+	in.APIImage = resources.DefaultMonocleImage
+	wantAPI := resources.NewAPIDeployment(m, in)
+	checkActions(t, kubeWrites,
+		expectCreate(resources.NewAPIPodDisruptionBudget(m)),
+		expectUpdate(merged(f.controller.deployments, wantAPI, find[*appsv1.Deployment](objects, wantAPI.Name))))
+	api := written[*appsv1.Deployment](kubeWrites, "demo-api")
+	if api == nil {
+		t.Fatal("the API Deployment was not updated")
+	}
+	if *api.Spec.Replicas != 3 || api.Spec.Template.Spec.Containers[0].Image != resources.DefaultMonocleImage {
+		t.Errorf("API Deployment after the change: replicas %d image %s", *api.Spec.Replicas, api.Spec.Template.Spec.Containers[0].Image)
+	}
+	status := monocleWrites[0].(core.UpdateAction).GetObject().(*monoclev1alpha1.Monocle).Status
+	if u := status.Upgrade; u == nil || u.From != resources.DefaultMonocleImage || u.To != m.Spec.Image || u.Phase != monoclev1alpha1.UpgradeStoppingCrawler {
+		t.Errorf("status.upgrade = %+v, want an upgrade to %s at StoppingCrawler", u, m.Spec.Image)
+	}
+	if status.ObservedGeneration != 2 {
+		t.Errorf("observedGeneration = %d, want 2", status.ObservedGeneration)
+	}
+	if p := apimeta.FindStatusCondition(status.Conditions, monoclev1alpha1.ConditionProgressing); p.Status != metav1.ConditionTrue {
+		t.Errorf("Progressing = %+v, want True during the rollout", p)
+	}
+	// The version changes only once the new pods are ready.
+	if status.Version != "1.11.2" {
+		t.Errorf("version during the rollout = %q, want the running 1.11.2", status.Version)
 	}
 }
