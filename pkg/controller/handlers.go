@@ -25,13 +25,6 @@ func (c *Controller) enqueueMonocle(obj any) {
 	c.queue.Add(key)
 }
 
-// statusSyncDelay is how long the controller waits before syncing a Monocle after a change
-// of an owned object's status alone, such as pods becoming ready one by one during a rollout.
-// Those changes come in bursts; one sync after the burst writes the Monocle's status once
-// rather than once per change. Spec changes and deletions of owned objects, the drift the
-// operator repairs, sync at once.
-const statusSyncDelay = time.Second
-
 // handleMonocleUpdate enqueues an updated Monocle: at once for a change of its spec or
 // annotations (pausing), after statusSyncDelay for a change of its status alone, which is
 // mostly the operator's own write.

@@ -79,8 +79,8 @@ type syncState struct {
 	// apiWaits is set when the API Deployment was neither created nor rolled because
 	// Elasticsearch has no ready pod (workloads.go).
 	apiWaits bool
-	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch is
-	// under way, and its end enqueues the Monocle.
+	// holdStatus leaves the status write to a later sync: a first read of Elasticsearch or
+	// of the API is under way, and its end enqueues the Monocle (statusHeld, pacing.go).
 	holdStatus bool
 
 	// contests are the Monocle's objects that another writer contests, as the phases left

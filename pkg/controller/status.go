@@ -25,8 +25,8 @@ import (
 )
 
 // updateMonocleStatus computes the status from what the sync observed and writes it with
-// UpdateStatus when it differs from the cached one, unless statusWrites leaves the write to a
-// later sync (then it enqueues the Monocle for it). It reports whether it wrote; m, the sync's
+// UpdateStatus when it differs from the cached one, unless its pacing (statusWrites.wait,
+// pacing.go) leaves the write to a later sync (then it enqueues the Monocle for it). It reports whether it wrote; m, the sync's
 // own copy of the Monocle, then holds the status written.
 func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p problems) (bool, error) {
 	m := st.m
@@ -238,89 +238,3 @@ func firstImage(spec *corev1.PodSpec) string {
 	return spec.Containers[0].Image
 }
 
-// progressInterval is the least time between two status writes of a Monocle that differ only
-// in the progress of its workloads (progressOnly): while a Monocle rolls out, its pods come
-// up one after the other, and a status write for each would cost the API server a write per
-// pod with nothing for the user to act on. While a new Monocle starts, its components and
-// their health come up one after the other too, and what the user waits for is Ready:
-// startProgressInterval spaces those writes. Any other change is written at once.
-const (
-	progressInterval      = 5 * time.Second
-	startProgressInterval = time.Minute
-)
-
-// statusWrites remembers when the status of each Monocle was last written, for
-// progressInterval. It is memory only: after a restart, the first write goes through.
-type statusWrites struct {
-	mu   sync.Mutex
-	last map[cache.ObjectName]time.Time
-}
-
-// wait returns how long the write of status over was, at now, is to wait: zero unless the
-// change is progressOnly and the last write is less than progressInterval old.
-func (w *statusWrites) wait(key cache.ObjectName, was, status monoclev1alpha1.MonocleStatus, now time.Time) time.Duration {
-	w.mu.Lock()
-	last, ok := w.last[key]
-	w.mu.Unlock()
-	if !ok || !progressOnly(was, status) {
-		return 0
-	}
-	interval := progressInterval
-	if starting(was) && starting(status) {
-		interval = startProgressInterval
-	}
-	return max(0, interval-now.Sub(last))
-}
-
-// wrote notes that the status of key was written at now.
-func (w *statusWrites) wrote(key cache.ObjectName, now time.Time) {
-	w.mu.Lock()
-	w.last[key] = now
-	w.mu.Unlock()
-}
-
-// forget drops what w remembers of key.
-func (w *statusWrites) forget(key cache.ObjectName) {
-	w.mu.Lock()
-	delete(w.last, key)
-	w.mu.Unlock()
-}
-
-// progressOnly reports whether status differs from was only in progress: the workloads'
-// replica counts and readiness, and the messages of Ready and Progressing, which name them;
-// or, while a new Monocle starts (Ready False with reason Starting before and after), anything
-// but Degraded, since its components and their health come up one after the other. A change
-// of Degraded, of another condition's status or reason outside the start, or of anything
-// else, is not progress.
-func progressOnly(was, status monoclev1alpha1.MonocleStatus) bool {
-	if starting(was) && starting(status) && sameCondition(was, status, monoclev1alpha1.ConditionDegraded) {
-		return true
-	}
-	strip := func(s monoclev1alpha1.MonocleStatus) monoclev1alpha1.MonocleStatus {
-		s = *s.DeepCopy()
-		s.Elasticsearch, s.API, s.Crawler = monoclev1alpha1.ComponentStatus{}, monoclev1alpha1.ComponentStatus{}, monoclev1alpha1.ComponentStatus{}
-		for i, c := range s.Conditions {
-			if c.Type == monoclev1alpha1.ConditionReady || c.Type == monoclev1alpha1.ConditionProgressing {
-				s.Conditions[i].Message = ""
-			}
-		}
-		return s
-	}
-	return equality.Semantic.DeepEqual(strip(was), strip(status))
-}
-
-// starting reports whether s says its Monocle has not been Ready yet.
-func starting(s monoclev1alpha1.MonocleStatus) bool {
-	ready := apimeta.FindStatusCondition(s.Conditions, monoclev1alpha1.ConditionReady)
-	return ready != nil && ready.Status == metav1.ConditionFalse && ready.Reason == reasons.Starting
-}
-
-// sameCondition reports whether a and b have the condition typ with the same status, reason
-// and message, or both lack it.
-func sameCondition(a, b monoclev1alpha1.MonocleStatus, typ string) bool {
-	ca, cb := apimeta.FindStatusCondition(a.Conditions, typ), apimeta.FindStatusCondition(b.Conditions, typ)
-	if ca == nil || cb == nil {
-		return ca == cb
-	}
-	return ca.Status == cb.Status && ca.Reason == cb.Reason && ca.Message == cb.Message
-}

@@ -97,12 +97,13 @@ func (c *Controller) forget(key cache.ObjectName) {
 	c.kinds.Contests().Forget(key.Namespace, key.Name)
 }
 
-// finishSync writes the status of a sync and records the events of its changes with it
-// (events.go), and returns the sync's errors.
+// finishSync writes the status of a sync, unless its pacing leaves the write for later
+// (pacing.go), records the events of its changes with that write (events.go), and returns
+// the sync's errors.
 func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	m, errs := st.m, st.errs
 	p := classify(errs)
-	if st.holdStatus && len(errs) == 0 {
+	if statusHeld(st) {
 		return nil
 	}
 	if p.transientOnly() {
