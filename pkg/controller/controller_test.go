@@ -145,20 +145,6 @@ func TestParallelSyncMakesTheSameWrites(t *testing.T) {
 	}
 }
 
-func TestConvergedReportsReady(t *testing.T) {
-	m, _ := converged(t, newMonocle("demo"))
-	ready := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
-	if ready == nil || ready.Status != metav1.ConditionTrue {
-		t.Fatalf("Ready = %+v, want True", ready)
-	}
-	if m.Status.Version != "1.11.2" || !m.Status.API.Ready || !m.Status.Crawler.Ready || !m.Status.Elasticsearch.Ready {
-		t.Errorf("status = %+v", m.Status)
-	}
-	if p := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionProgressing); p == nil || p.Status != metav1.ConditionFalse {
-		t.Errorf("Progressing = %+v, want False", p)
-	}
-}
-
 func TestSecondSyncMakesNoCalls(t *testing.T) {
 	m, objects := converged(t, newMonocle("demo"))
 	f := newFixture(t)

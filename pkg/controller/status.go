@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -237,4 +236,3 @@ func firstImage(spec *corev1.PodSpec) string {
 	}
 	return spec.Containers[0].Image
 }
-
