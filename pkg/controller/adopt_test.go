@@ -106,7 +106,8 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 		keys[resources.JWKGenKeyKey] = backup.Data[resources.JWKGenKeyKey]
 	}
 	secret := merged(c.secrets, resources.NewAPISecret(m, keys), fixtureSecret)
-	in := resources.Inputs{ConfigHash: resources.ConfigHash(fixtureConfig), SecretHash: resources.SecretHash(secret.Data, "")}
+	in := resources.Inputs{ConfigHash: resources.ConfigHash(fixtureConfig), SecretHash: resources.SecretHash(secret.Data, ""),
+		Elastic: bundledAccess(m)}
 	earlierPVC := find[*corev1.PersistentVolumeClaim](objects, "monocle-sample-elastic-data-volume-monocle-sample-elastic-0")
 	pvc := earlierPVC.DeepCopy()
 	pvc.Labels = owned.Union(earlierPVC.Labels, resources.Labels(m, resources.ComponentElastic))
@@ -299,7 +300,7 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 	checkActions(t, kubeWrites,
 		expectUpdate(merged(f.controller.deployments, api, find[*appsv1.Deployment](objects, api.Name))),
 		expectUpdate(merged(f.controller.deployments, crawler, find[*appsv1.Deployment](objects, crawler.Name))),
-		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash, resources.ElasticAccess{})))
+		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash, bundledAccess(m))))
 	if status.Status.ConfigHash != resources.ConfigHash(cm.Data[resources.ConfigKey]) {
 		t.Errorf("configHash %q is not the user's config's", status.Status.ConfigHash)
 	}

@@ -474,7 +474,8 @@ func merged[T owned.Object](k owned.Kind[T], desired, live T) T {
 // config and objects hold its Secret "<name>-api" (no spec.secretRef).
 func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config string) resources.Inputs {
 	secret := find[*corev1.Secret](objects, resources.SecretName(m))
-	return resources.Inputs{ConfigHash: resources.ConfigHash(config), SecretHash: resources.SecretHash(secret.Data, "")}
+	return resources.Inputs{ConfigHash: resources.ConfigHash(config), SecretHash: resources.SecretHash(secret.Data, ""),
+		Elastic: bundledAccess(m)}
 }
 
 // converged returns the objects the syncs of m create, with ready workload statuses, and m
@@ -588,3 +589,27 @@ func readyElastic(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
 
 // dialAddress is the host:port of srv, for operand.Options.DialAddress.
 func dialAddress(srv *elastictest.Server) string { return strings.TrimPrefix(srv.URL, "http://") }
+
+// resolveAs sets what the resolve phase (target.go) would find of st's cluster: its target
+// (resources.NewTarget) with these credentials and CA, resolved and ready.
+func resolveAs(st *syncState, username, password string, ca []byte) {
+	st.target = resources.NewTarget(st.m, true)
+	st.target.Username, st.target.Password, st.target.CA = username, password, ca
+	st.targetResolved, st.targetReady = true, true
+}
+
+// resolvedTarget is st's target once the resolve phase resolved it, without its identity, for
+// comparison with a literal target; nil before.
+func resolvedTarget(st *syncState) *resources.ElasticsearchTarget {
+	if !st.targetResolved {
+		return nil
+	}
+	t := st.target
+	t.Identity = ""
+	return &t
+}
+
+// bundledAccess is how m's pods reach its bundled Elasticsearch.
+func bundledAccess(m *monoclev1alpha1.Monocle) resources.ElasticAccess {
+	return resources.ElasticAccess{Target: resources.BundledTarget(m)}
+}

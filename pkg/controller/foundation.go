@@ -40,7 +40,7 @@ func (f foundation) proxyData() map[string][]byte {
 // proxyReady reports whether the pods can reach the target: it needs no proxy, or the proxy
 // Secret is there.
 func (f foundation) proxyReady(st *syncState) bool {
-	return st.target != nil && (!st.target.NeedsProxy() || f.proxy != nil)
+	return st.targetResolved && (!st.target.NeedsProxy() || f.proxy != nil)
 }
 
 // configReady reports whether there is a config for the pods to run.
@@ -90,7 +90,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
 			// read from the cache, as the previous sync left them.
-			if !st.bundled() {
+			if !st.target.Bundled() {
 				return nil, nil
 			}
 			_, err := c.serviceClient(statefulSetServes(m, cachedElastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
@@ -123,7 +123,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			return func(st *syncState) { st.setCondition(monitored) }, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
-			if !st.bundled() {
+			if !st.target.Bundled() {
 				return nil, nil
 			}
 			return nil, []error{c.ensureBackupClaim(ctx, m)}
@@ -157,7 +157,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 // accepts (SpecAccepted), and the volume follows storageSize (StorageReady).
 func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cached *appsv1.StatefulSet) (func(*syncState), []error) {
 	m := st.m
-	if !st.bundled() {
+	if !st.target.Bundled() {
 		// Nothing of the bundled Elasticsearch, whose fields admission refuses with a
 		// cluster of one's own; an existing StatefulSet or volume is never deleted.
 		spec := day2.ElasticSpecCondition(m, nil)
@@ -200,13 +200,13 @@ func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*cor
 	if st.targetRefused {
 		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Monocle may not use the Elasticsearch of its elasticsearchRef")
 	}
-	if st.target == nil {
+	if !st.targetResolved {
 		return nil, nil
 	}
 	if !st.target.NeedsProxy() {
 		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Elasticsearch needs neither TLS nor credentials")
 	}
-	desired, err := resources.NewProxySecret(m, *st.target)
+	desired, err := resources.NewProxySecret(m, st.target)
 	if err != nil {
 		return nil, fmt.Errorf("building Secret %s: %w", resources.ProxySecretName(m), err)
 	}

@@ -107,15 +107,14 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 	m.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{
 		URL: "https://es.example.com:9243", CredentialsSecretRef: &monoclev1alpha1.SecretReference{Name: "es-credentials"},
 	}
-	target := resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "https://es.example.com:9243",
-		Username: "monocle", Password: "s3cret-Pa55", CA: []byte("-----BEGIN CERTIFICATE-----\n")}
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
 	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
 	// The resolve phase (target.go) would find this cluster resolved and ready.
-	st.target, st.targetReady = &target, true
+	resolveAs(st, "monocle", "s3cret-Pa55", []byte("-----BEGIN CERTIFICATE-----\n"))
+	target := st.target
 	found := c.ensureFoundation(ctx, st)
 	c.ensureWorkloads(ctx, st, found)
 	if len(st.errs) > 0 {
@@ -196,8 +195,7 @@ func TestProxySecretGoesWithTheProxy(t *testing.T) {
 	c := f.newController()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
-	st.target = &resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "http://es.example.com:9200"}
-	st.targetReady = true
+	resolveAs(st, "", "", nil)
 	c.ensureWorkloads(ctx, st, c.ensureFoundation(ctx, st))
 	actions := writes(f.kubeclient.Actions())
 	deleted := false

@@ -25,8 +25,7 @@ import (
 // ensureJobs is the phase of the maintenance Jobs: update-idents after a config change, and
 // the janitor runs spec.maintenance and the automatic requests ask for. No Job runs while a
 // restore is under way, nor while hibernation stops the Monocle (they start once it
-// wakes). It sets IdentsUpdated and Paused, and status.updateIdents, status.maintenance and
-// status.crawlers.
+// wakes). It sets IdentsUpdated and Paused, and status.updateIdents and status.maintenance.
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
 	if f.config.valid && f.configReady() && !st.holds.Restore {
@@ -48,11 +47,6 @@ func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation
 		for _, s := range maintenance {
 			st.status.Maintenance = append(st.status.Maintenance, *s.DeepCopy())
 		}
-	}
-	if !st.holds.Hibernating {
-		// Kept while hibernation holds the Jobs: a crawler's update_since moved earlier
-		// meanwhile is found, and its request made, once the Monocle wakes.
-		st.status.Crawlers = append([]monoclev1alpha1.CrawlerStatus(nil), w.maintenance.Crawlers...)
 	}
 	st.setCondition(identsCondition(st.status.UpdateIdents))
 	st.setCondition(metav1.Condition{

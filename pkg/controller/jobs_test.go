@@ -151,7 +151,7 @@ func changedWithStatus(m, s *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
 	m, objects := converged(t, newMonocle("demo"))
 	running := changedWithStatus(m, m)
-	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, resources.ElasticAccess{})
+	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, bundledAccess(running))
 
 	// The API server has the Job the previous sync created; the cache has not seen it yet.
 	f := newFixture(t)
@@ -218,7 +218,7 @@ func TestWipeCrawlerDataStopsTheCrawler(t *testing.T) {
 	if job == nil {
 		t.Fatalf("no maintenance Job: %v", describe(writes))
 	}
-	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash, resources.ElasticAccess{}), job)
+	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash, bundledAccess(m)), job)
 	if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "); got != "monocle janitor wipe-crawler-data --elastic http://demo-elastic:9200 --config /etc/monocle/config.yaml --workspace demo --crawler-name gh" {
 		t.Errorf("command = %s", got)
 	}

@@ -38,7 +38,7 @@ import (
 // owner, or nil when it does (or the worker does not read).
 func (c *Controller) claimCluster(ctx context.Context, st *syncState) *metav1.Condition {
 	m := st.m
-	last, reading := c.operand.Claim(ctx, m, operand.ClaimRequest{Target: *st.target, Adopt: c.adopts(m), OwnerGone: c.ownerGone})
+	last, reading := c.operand.Claim(ctx, m, operand.ClaimRequest{Target: st.target, Adopt: c.adopts(m), OwnerGone: c.ownerGone})
 	if !reading || last.Owned {
 		return nil
 	}

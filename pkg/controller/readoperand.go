@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,24 +20,25 @@ import (
 // an index deletion, a restore step, and whether read-only blocks may be cleared; and it
 // makes the status of what the last read found: Elasticsearch's health, backups, unused
 // indices, crawler progress, storage growth and the restarts of a stuck crawler or a blocked
-// API, and status.elasticsearchCluster. It sets ElasticsearchHealthy, DiskPressure,
+// API, status.crawlers (the crawlers of the config in force, day2.PlanMaintenance, with their
+// progress) and status.elasticsearchCluster (the target, with an ECK Elasticsearch's phase
+// and health as the resolve phase read them). It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
 // when indexReplicas asks for more replicas than the data nodes hold. While hibernation
 // stops the Monocle (st.holds.Hibernating) it hands nothing to the worker and sets only the
 // health conditions, but for the snapshots the hibernation waits for
 // (st.hibernation.AwaitedSnapshots): the worker then lists the backup repository, taking no
-// snapshot, until status.backup.running says they ended.
+// snapshot, until status.backup.running says they ended. status.crawlers is then kept as it
+// is: a crawler's update_since moved earlier meanwhile is found, and its request made, once
+// the Monocle wakes.
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
 	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
-	// once the resolve phase found it (target.go), with its URL, credentials and CA.
-	elasticReady, target := elasticServing(st.elastic), resources.ElasticsearchTarget{}
-	if !st.bundled() {
-		elasticReady = st.target != nil && st.targetReady
-		if st.target != nil {
-			target = *st.target
-		}
+	// once the resolve phase found it ready (target.go), with its credentials and CA.
+	elasticReady, target := elasticServing(st.elastic), st.target
+	if !target.Bundled() {
+		elasticReady = st.targetReady
 	}
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
 	if st.targetRefused {
@@ -53,6 +55,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 			st.setCondition(cond)
 		}
 		st.setCondition(day2.APICondition(m, operand.Result{}, apiReady))
+		st.status.ElasticsearchCluster = clusterStatus(st, operand.Result{})
 		if st.hibernation.AwaitedSnapshots != "" {
 			c.followSnapshots(ctx, st, elasticReady, target)
 		}
@@ -67,11 +70,10 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	plan.KeepBlocks = day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)
 	plan.Restore = day2.PlanRestore(m, day2.WorkloadsStopped(st.api, st.crawler), elasticReady)
 	plan.Replicas = day2.PlanIndexReplicas(m)
+	crawlers := slices.Clone(w.maintenance.Crawlers)
 	last, reading := c.operand.Observe(ctx, m, operand.Inputs{ElasticReady: elasticReady, APIReady: apiReady, Plan: plan,
-		Workspaces: day2.CrawlerWorkspaces(st.status.Crawlers), Target: target})
-	// The resolve phase left the kind, URL, phase and health of a cluster of one's own in the
-	// status; an empty result (no read yet, or a worker that does not read) keeps the rest.
-	st.status.ElasticsearchCluster = day2.ClusterStatus(m, statusTarget(st), st.status.ElasticsearchCluster, last)
+		Workspaces: day2.CrawlerWorkspaces(crawlers), Target: target})
+	st.status.ElasticsearchCluster = clusterStatus(st, last)
 	if refused := day2.ReplicasCondition(m, st.status.ElasticsearchCluster); refused != nil {
 		// A refusal of the foundation's (the StatefulSet's) comes first.
 		if accepted := st.condition(monoclev1alpha1.ConditionSpecAccepted); accepted == nil || accepted.Status == metav1.ConditionTrue {
@@ -88,7 +90,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 			st.status.ElasticsearchHealth = last.Health.DeepCopy()
 		}
 		var pvc *corev1.PersistentVolumeClaim
-		if st.bundled() {
+		if target.Bundled() {
 			// Only the bundled Elasticsearch's volume grows.
 			pvc = c.elasticPVC(m, st.volume)
 		}
@@ -114,13 +116,13 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		lastBackup = last.Backup
 		st.status.UnusedIndices = day2.UnusedIndices(m, f.config.parsed, last.Indices)
 		st.status.IndexDeletion = day2.DeletionStatus(m, deletion, last.Deleted, now)
-		crawlers := day2.WithProgress(m, st.status.Crawlers, last.Crawlers, last.CrawlerErrors,
+		crawlers = day2.WithProgress(m, crawlers, last.Crawlers, last.CrawlerErrors,
 			day2.CrawlerConfig(st.crawler, f.config.parsed, f.configHash))
 		if last.Crawlers != nil {
 			st.setCondition(day2.CrawlersHealthyCondition(crawlers))
 		}
 		stall := day2.CheckCrawlers(m, crawlers, st.crawler, last.Crawlers != nil || m.Status.CrawlerRestarts != nil, now)
-		st.status.Crawlers, st.status.CrawlerRestarts = stall.Crawlers, stall.Restarts
+		crawlers, st.status.CrawlerRestarts = stall.Crawlers, stall.Restarts
 		if stall.Restarted {
 			st.event(corev1.EventTypeWarning, reasons.CrawlerRestarted, "Restarting the crawler pod: "+stall.Restarts.Reason)
 		}
@@ -128,11 +130,22 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 			st.setCondition(*stall.Condition)
 		}
 	}
+	st.status.Crawlers = crawlers
 	backup := day2.BackupStatus(m, lastBackup, now)
 	st.status.Backup = backup.Status
 	if backup.Condition.Type != "" {
 		st.setCondition(backup.Condition)
 	}
+}
+
+// clusterStatus is status.elasticsearchCluster of st given the last read (day2.ClusterStatus):
+// what the status had of the cluster is dropped when the Monocle may not use it.
+func clusterStatus(st *syncState, last operand.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
+	was := st.m.Status.ElasticsearchCluster
+	if st.targetRefused {
+		was = nil
+	}
+	return day2.ClusterStatus(st.m, st.target, st.eck, was, last)
 }
 
 // followSnapshots hands the worker a plan that lists st's backup repository (and expires
@@ -152,18 +165,4 @@ func (c *Controller) followSnapshots(ctx context.Context, st *syncState, elastic
 	if backup.Condition.Type != "" {
 		st.setCondition(backup.Condition)
 	}
-}
-
-// statusTarget is the cluster st's Monocle uses as status.elasticsearchCluster names it: the
-// target the resolve phase found, or while it is not found (a missing ECK Elasticsearch or
-// Secret) the kind and URL the phase put in the status.
-func statusTarget(st *syncState) resources.ElasticsearchTarget {
-	if st.target != nil {
-		return *st.target
-	}
-	var t resources.ElasticsearchTarget
-	if c := st.status.ElasticsearchCluster; c != nil {
-		t.Kind, t.URL = c.Kind, c.URL
-	}
-	return t
 }

@@ -306,8 +306,8 @@ func TestIndexReplicasRefusedOnTheBundledNode(t *testing.T) {
 		} else if c := condition(t, status, monoclev1alpha1.ConditionSpecAccepted); c.Status != metav1.ConditionTrue {
 			t.Errorf("%d: SpecAccepted = %+v", replicas, c)
 		}
-		if c := status.Status.ElasticsearchCluster; c == nil || c.Kind != monoclev1alpha1.ElasticsearchBundled || c.URL != "http://demo-elastic:9200" {
-			t.Errorf("%d: status.elasticsearchCluster = %+v, want Bundled at http://demo-elastic:9200", replicas, c)
+		if c := status.Status.ElasticsearchCluster; c == nil || c.Kind != monoclev1alpha1.ElasticsearchBundled || c.URL != "http://demo-elastic.default.svc:9200" {
+			t.Errorf("%d: status.elasticsearchCluster = %+v, want Bundled at http://demo-elastic.default.svc:9200", replicas, c)
 		}
 	}
 }

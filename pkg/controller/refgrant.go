@@ -39,7 +39,7 @@ func indexByRefNamespace(obj any) ([]string, error) {
 		return nil, nil
 	}
 	if crossNamespaceRef(m) {
-		return []string{eckNamespace(m)}, nil
+		return []string{resources.ECKNamespace(m)}, nil
 	}
 	return nil, nil
 }

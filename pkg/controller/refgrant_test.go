@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -188,8 +190,8 @@ func TestCrossNamespaceReference(t *testing.T) {
 			f.eckObjects = []*unstructured.Unstructured{eck, eckElasticsearch("default", "es", "Ready", "green", true)}
 			f.userSecrets = append(append([]*corev1.Secret(nil), crossSecrets...), eckSecrets("default", "es")...)
 			st := f.resolve(f.newController())
-			if !equality.Semantic.DeepEqual(st.target, tc.want) {
-				t.Errorf("target = %+v, want %+v", st.target, tc.want)
+			if got := resolvedTarget(st); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("target = %+v, want %+v", got, tc.want)
 			}
 			if st.targetReady != (tc.want != nil) || st.targetRefused != (tc.reason != "") {
 				t.Errorf("targetReady = %v, targetRefused = %v; want %v, %v", st.targetReady, st.targetRefused, tc.want != nil, tc.reason != "")
@@ -207,8 +209,8 @@ func TestCrossNamespaceReference(t *testing.T) {
 					}
 				}
 			}
-			if !equality.Semantic.DeepEqual(st.status.ElasticsearchCluster, tc.cluster) {
-				t.Errorf("status.elasticsearchCluster = %+v, want %+v", st.status.ElasticsearchCluster, tc.cluster)
+			if cluster := clusterStatus(st, operand.Result{}); !equality.Semantic.DeepEqual(cluster, tc.cluster) {
+				t.Errorf("status.elasticsearchCluster = %+v, want %+v", cluster, tc.cluster)
 			}
 			if got := namespaceReads(f.kubeclient.Actions(), "search"); !equality.Semantic.DeepEqual(got, tc.reads) {
 				t.Errorf("reads in namespace search: %q, want %q", got, tc.reads)

@@ -44,12 +44,16 @@ type syncState struct {
 	pinned     map[string]bool
 
 	// target is the Elasticsearch cluster the Monocle uses, as the resolve phase found it
-	// (target.go): nil while it cannot be resolved (an ECK Elasticsearch or a Secret
-	// missing). targetReady is set when the API and crawler may start against a cluster of
+	// (target.go, resources.NewTarget): with its credentials and CA once targetResolved (the
+	// bundled cluster at once; an ECK Elasticsearch, or a Secret, may be missing).
+	// targetReady is set when the API and crawler may start against a cluster of
 	// elasticsearchRef or external: resolved, Ready (ECK) and used by no other Monocle. The
-	// bundled cluster's readiness is its StatefulSet's (elasticServes).
-	target      *resources.ElasticsearchTarget
-	targetReady bool
+	// bundled cluster's readiness is its StatefulSet's (elasticServes). eck is the phase and
+	// health of an ECK Elasticsearch, as read.
+	target         resources.ElasticsearchTarget
+	targetResolved bool
+	targetReady    bool
+	eck            resources.ECKElasticsearch
 	// targetRefused is set when the Monocle may not use the cluster of its elasticsearchRef
 	// at all (refuseReference: another namespace's, not granted): nothing of it is read, and
 	// what the Monocle had of it (the proxy Secret, the worker's reads) goes.
@@ -107,20 +111,10 @@ func newSyncState(ctx context.Context, m *monoclev1alpha1.Monocle, now time.Time
 		pinned: map[string]bool{}, abort: abort}
 }
 
-// bundled reports whether m uses the Elasticsearch the operator runs: only then does it get
-// the StatefulSet, its volume, its Service, the backup volume and the NetworkPolicy rule of
-// port 9200.
-func (st *syncState) bundled() bool { return usesBundled(st.m) }
-
 // elasticAccess is how m's pods reach the target, the proxy Secret's data being proxyData
-// (nil: none) and the Secret "<name>-api"'s apiSecretData, which salts its hash. An
-// unresolved target (nil) gives the zero access, the bundled one's: the pods of a Monocle
-// whose cluster is not resolved do not start (targetReady).
+// (nil: none) and the Secret "<name>-api"'s apiSecretData, which salts its hash.
 func (st *syncState) elasticAccess(proxyData, apiSecretData map[string][]byte) resources.ElasticAccess {
-	var e resources.ElasticAccess
-	if st.target != nil {
-		e.Target = *st.target
-	}
+	e := resources.ElasticAccess{Target: st.target}
 	if proxyData != nil {
 		e.ProxyHash = resources.ProxyHash(proxyData, apiSecretData)
 	}

@@ -135,6 +135,8 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 // maintenance, and the Paused condition says so.
 func (c *Controller) syncPaused(ctx context.Context, st *syncState) error {
 	m := st.m
+	// Nothing is resolved: the status names the workloads of the spec's kind of cluster.
+	st.target = resources.NewTarget(m, true)
 	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
 		st.elastic = s
 	}

@@ -21,8 +21,8 @@ import (
 )
 
 // The Elasticsearch target: which cluster a Monocle uses, where and as whom the operator and
-// Monocle's pods reach it (resources.ElasticsearchTarget). The bundled cluster needs nothing
-// read; an ECK Elasticsearch of elasticsearchRef is read from the informer of ECK's optional
+// Monocle's pods reach it (resources.ElasticsearchTarget, built by resources.NewTarget). The
+// bundled cluster needs nothing read; an ECK Elasticsearch of elasticsearchRef is read from the informer of ECK's optional
 // API (never written), and the credentials and CA of either kind from Secrets, whose data is
 // read on demand (readSecret). Monocle's index names are fixed (monocle.config,
 // monocle.changes.1.<workspace>; Monocle 1.11.2, src/Monocle/Backend/Index.hs), so one
@@ -49,39 +49,31 @@ type secretKey struct {
 	optional bool
 }
 
-// targetPlan is where a target's values come from, before its Secrets are read.
+// targetPlan is where the credentials and CA of a target come from.
 type targetPlan struct {
-	kind monoclev1alpha1.ElasticsearchClusterKind
-	url  string
-	// username is a fixed user's name; user names the Secret key holding it otherwise.
-	username           string
+	// target is resources.NewTarget's, with Username set when it is a fixed user's name.
+	target resources.ElasticsearchTarget
+	// user names the Secret key holding the user's name when it is not fixed.
 	user, password, ca *secretKey
 }
 
-// eckNamespace is the namespace of m's ECK Elasticsearch: elasticsearchRef.namespace, else
-// m's.
-func eckNamespace(m *monoclev1alpha1.Monocle) string {
-	return cmp.Or(m.Spec.Elasticsearch.ElasticsearchRef.Namespace, m.Namespace)
-}
-
-// planTarget returns where m's target comes from, m using elasticsearchRef or external;
-// tls says whether an ECK Elasticsearch serves HTTPS.
+// planTarget returns m's target and where its credentials and CA come from, m using
+// elasticsearchRef or external; tls says whether an ECK Elasticsearch serves HTTPS.
 func planTarget(m *monoclev1alpha1.Monocle, tls bool) targetPlan {
 	in := func(name, key, what string) *secretKey {
 		return &secretKey{secret: types.NamespacedName{Namespace: m.Namespace, Name: name}, key: key, what: what}
 	}
 	es := m.Spec.Elasticsearch
-	var p targetPlan
+	p := targetPlan{target: resources.NewTarget(m, tls)}
 	var creds *monoclev1alpha1.SecretReference
 	var field string
 	if ref := es.ElasticsearchRef; ref != nil {
-		ns := eckNamespace(m)
-		p = targetPlan{kind: monoclev1alpha1.ElasticsearchECK, url: resources.ECKURL(ns, ref.Name, tls)}
+		ns := resources.ECKNamespace(m)
 		creds, field = ref.CredentialsSecretRef, "spec.elasticsearch.elasticsearchRef.credentialsSecretRef"
 		if creds == nil && ns == m.Namespace {
 			// The elastic user's Secret of another namespace is never read
 			// (refuseReference).
-			p.username = resources.ECKElasticUser
+			p.target.Username = resources.ECKElasticUser
 			p.password = &secretKey{secret: types.NamespacedName{Namespace: ns, Name: resources.ECKElasticUserSecret(ref.Name)},
 				key: resources.ECKElasticUser, what: "the password of the elastic user ECK generates"}
 		}
@@ -90,7 +82,6 @@ func planTarget(m *monoclev1alpha1.Monocle, tls bool) targetPlan {
 				key: caKey, what: "the CA of the cluster's HTTP certificate", optional: true}
 		}
 	} else {
-		p = targetPlan{kind: monoclev1alpha1.ElasticsearchExternal, url: strings.TrimSuffix(es.External.URL, "/")}
 		creds, field = es.External.CredentialsSecretRef, "spec.elasticsearch.external.credentialsSecretRef"
 		if ca := es.External.CASecretRef; ca != nil {
 			p.ca = in(ca.Name, caKey, "the CA of spec.elasticsearch.external.caSecretRef")
@@ -106,8 +97,7 @@ func planTarget(m *monoclev1alpha1.Monocle, tls bool) targetPlan {
 // targetSecrets are the Secrets m's target may read, for secretRefIndex: an ECK
 // Elasticsearch's CA Secret whether or not it serves HTTPS.
 func targetSecrets(m *monoclev1alpha1.Monocle) []types.NamespacedName {
-	es := m.Spec.Elasticsearch
-	if es.ElasticsearchRef == nil && es.External == nil {
+	if resources.BundledElasticsearch(m) {
 		return nil
 	}
 	p := planTarget(m, true)
@@ -132,9 +122,12 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 }
 
 // resolveElasticsearch is the phase of the Elasticsearch target, before the foundation: it
-// sets st.target and st.targetReady, and status.elasticsearchCluster's kind, url, phase and
-// health for a cluster of elasticsearchRef or external. What keeps the Monocle from using
-// that cluster is pinned (pinCondition), and the API and crawler then wait (elasticServes):
+// sets st.target (resources.NewTarget), with its credentials and CA once they are read
+// (st.targetResolved), st.targetReady, and the ECK Elasticsearch's phase and health
+// (st.eck), which status.elasticsearchCluster shows (readOperand). The bundled cluster is
+// resolved and ready at once: its readiness is its StatefulSet's (elasticServes). What keeps
+// the Monocle from using a cluster of elasticsearchRef or external is pinned (pinCondition),
+// and the API and crawler then wait (elasticServes):
 //   - ElasticsearchHealthy False ElasticsearchNotFound: ECK's API is not served, or the
 //     Elasticsearch does not exist (or is in a namespace this controller does not watch);
 //   - ElasticsearchHealthy Unknown ElasticsearchNotReady: the ECK Elasticsearch's phase is not
@@ -154,47 +147,36 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 // it: neither the ECK Elasticsearch nor a Secret, nor the worker's reads it had.
 func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	m := st.m
-	es := m.Spec.Elasticsearch
-	if es.ElasticsearchRef == nil && es.External == nil {
-		t := resources.BundledTarget(m)
-		st.target, st.targetReady = &t, true
+	// Until an ECK Elasticsearch is read, its URL is the HTTPS one ECK serves by default.
+	st.target = resources.NewTarget(m, true)
+	if st.target.Bundled() {
+		st.targetResolved, st.targetReady = true, true
 		return
 	}
-	cluster := monoclev1alpha1.ElasticsearchClusterStatus{}
-	if was := st.status.ElasticsearchCluster; was != nil {
-		// The worker's reads set these.
-		cluster.DataNodes, cluster.IndexReplicas = was.DataNodes, was.IndexReplicas
-	}
-	defer func() { st.status.ElasticsearchCluster = &cluster }()
-	var plan targetPlan
+	tls := true
 	var held *metav1.Condition
-	if es.ElasticsearchRef != nil {
+	if es := m.Spec.Elasticsearch; es.ElasticsearchRef != nil {
 		if refused := c.refuseReference(m); refused != nil {
-			cluster = monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK,
-				URL: resources.ECKURL(eckNamespace(m), es.ElasticsearchRef.Name, true)}
 			st.targetRefused = true
 			st.pinCondition(*refused)
 			return
 		}
 		eck, cond := c.readECK(m)
 		if eck == nil {
-			cluster.Kind, cluster.URL = monoclev1alpha1.ElasticsearchECK, resources.ECKURL(eckNamespace(m), es.ElasticsearchRef.Name, true)
 			st.pinCondition(*cond)
 			return
 		}
-		plan = planTarget(m, eckServesTLS(eck))
-		cluster.Phase, _, _ = unstructured.NestedString(eck.Object, "status", "phase")
-		cluster.Health, _, _ = unstructured.NestedString(eck.Object, "status", "health")
-		if cluster.Phase != eckReadyPhase {
+		st.eck = resources.ReadECK(eck)
+		tls = st.eck.TLS
+		if !st.eck.Ready() {
 			held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown,
 				Reason: reasons.ElasticsearchNotReady,
 				Message: fmt.Sprintf("ECK Elasticsearch %s/%s is in phase %q with health %q, not %s: the API and crawler wait until it is",
-					eck.GetNamespace(), eck.GetName(), cluster.Phase, cluster.Health, eckReadyPhase)}
+					eck.GetNamespace(), eck.GetName(), st.eck.Phase, st.eck.Health, resources.ECKReadyPhase)}
 		}
-	} else {
-		plan = planTarget(m, false)
 	}
-	cluster.Kind, cluster.URL = plan.kind, plan.url
+	plan := planTarget(m, tls)
+	st.target = plan.target
 	target, secrets, err := c.readTarget(ctx, plan)
 	if err != nil {
 		st.fail(err)
@@ -203,32 +185,27 @@ func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
 	if secrets != nil {
 		st.pinCondition(*secrets)
 	} else {
-		st.target = &target
+		st.target, st.targetResolved = target, true
 	}
 	if holder := c.clusterHolder(m); holder != nil {
 		held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
 			Reason: reasons.ElasticsearchInUse,
 			Message: fmt.Sprintf("Monocle %s of this namespace, created earlier, uses the same Elasticsearch (%s): Monocle's index names are fixed, so two Monocles cannot share a cluster; the API and crawler of this one do not start until it uses another cluster",
-				holder.Name, resources.Identity(m))}
-	} else if held == nil && st.target != nil {
+				holder.Name, st.target.Identity)}
+	} else if held == nil && st.targetResolved {
 		// The cluster's own record decides across namespaces (ownership.go).
 		held = c.claimCluster(ctx, st)
 	}
 	if held != nil {
 		st.pinCondition(*held)
 	}
-	st.targetReady = st.target != nil && held == nil
+	st.targetReady = st.targetResolved && held == nil
 }
-
-// eckReadyPhase is the phase of an ECK Elasticsearch "operating at the desired spec"
-// (github.com/elastic/cloud-on-k8s/v3 v3.5.0, pkg/apis/elasticsearch/v1/status.go,
-// ElasticsearchReadyPhase).
-const eckReadyPhase = "Ready"
 
 // readECK returns m's ECK Elasticsearch from the informer's cache, or nil and the
 // ElasticsearchHealthy condition that says why not.
 func (c *Controller) readECK(m *monoclev1alpha1.Monocle) (*unstructured.Unstructured, *metav1.Condition) {
-	ns, name := eckNamespace(m), m.Spec.Elasticsearch.ElasticsearchRef.Name
+	ns, name := resources.ECKNamespace(m), m.Spec.Elasticsearch.ElasticsearchRef.Name
 	cond := &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
 		Reason: reasons.ElasticsearchNotFound}
 	kind, served := c.optional.Kind(resources.ECKElasticsearchResource)
@@ -249,20 +226,10 @@ func (c *Controller) readECK(m *monoclev1alpha1.Monocle) (*unstructured.Unstruct
 	return eck, nil
 }
 
-// eckServesTLS reports whether an ECK Elasticsearch serves HTTPS: unless
-// spec.http.tls.selfSignedCertificate.disabled is true with no
-// spec.http.tls.certificate.secretName (github.com/elastic/cloud-on-k8s/v3 v3.5.0,
-// pkg/apis/common/v1/common.go, TLSOptions.Enabled).
-func eckServesTLS(eck *unstructured.Unstructured) bool {
-	disabled, _, _ := unstructured.NestedBool(eck.Object, "spec", "http", "tls", "selfSignedCertificate", "disabled")
-	custom, _, _ := unstructured.NestedString(eck.Object, "spec", "http", "tls", "certificate", "secretName")
-	return !disabled || custom != ""
-}
-
-// readTarget reads the Secrets of plan and returns its target; when a Secret is missing or
-// lacks a key, the SecretsReady condition naming each instead.
+// readTarget reads the Secrets of plan and returns its target with its credentials and CA;
+// when a Secret is missing or lacks a key, the SecretsReady condition naming each instead.
 func (c *Controller) readTarget(ctx context.Context, plan targetPlan) (resources.ElasticsearchTarget, *metav1.Condition, error) {
-	t := resources.ElasticsearchTarget{Kind: plan.kind, URL: plan.url, Username: plan.username}
+	t := plan.target
 	reason := ""
 	var problems []string
 	read := func(k *secretKey) ([]byte, error) {

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -106,17 +108,19 @@ func TestResolveElasticsearch(t *testing.T) {
 		served  []schema.GroupVersionResource
 		eck     []*unstructured.Unstructured
 		secrets []*corev1.Secret
-		// want is the target (nil: none); ready whether the workloads may start.
+		// want is the resolved target, without its identity (nil: none); ready whether the
+		// workloads may start.
 		want  *resources.ElasticsearchTarget
 		ready bool
 		// conds are the pinned conditions: type → reason, and words of their messages.
 		conds map[string]string
 		words []string
-		// cluster is status.elasticsearchCluster (nil: unset).
+		// cluster is status.elasticsearchCluster before any read.
 		cluster *monoclev1alpha1.ElasticsearchClusterStatus
 	}{{
 		name: "bundled", m: newMonocle("demo"),
 		want: ptr.To(resources.BundledTarget(newMonocle("demo"))), ready: true,
+		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200"},
 	}, {
 		name: "ECK API not served", m: withRef(ref),
 		conds:   map[string]string{monoclev1alpha1.ConditionElasticsearchHealthy: reasons.ElasticsearchNotFound},
@@ -210,24 +214,24 @@ func TestResolveElasticsearch(t *testing.T) {
 			f.monocles = []*monoclev1alpha1.Monocle{tc.m}
 			f.served, f.eckObjects, f.userSecrets = tc.served, tc.eck, tc.secrets
 			st := f.resolve(f.newController())
-			if !equality.Semantic.DeepEqual(st.target, tc.want) {
-				t.Errorf("target = %+v, want %+v", st.target, tc.want)
+			if got := resolvedTarget(st); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("target = %+v, want %+v", got, tc.want)
 			}
 			if st.targetReady != tc.ready {
 				t.Errorf("targetReady = %v, want %v", st.targetReady, tc.ready)
 			}
-			got := map[string]string{}
+			pinned := map[string]string{}
 			var messages []string
 			for typ, c := range st.conditions {
-				got[typ] = c.Reason
+				pinned[typ] = c.Reason
 				messages = append(messages, c.Message)
 				if !st.pinned[typ] {
 					t.Errorf("condition %s is not pinned", typ)
 				}
 			}
-			if len(got) > 0 || len(tc.conds) > 0 {
-				if !equality.Semantic.DeepEqual(got, tc.conds) {
-					t.Errorf("conditions = %v, want %v", got, tc.conds)
+			if len(pinned) > 0 || len(tc.conds) > 0 {
+				if !equality.Semantic.DeepEqual(pinned, tc.conds) {
+					t.Errorf("conditions = %v, want %v", pinned, tc.conds)
 				}
 			}
 			for _, w := range tc.words {
@@ -235,8 +239,8 @@ func TestResolveElasticsearch(t *testing.T) {
 					t.Errorf("no message says %q: %q", w, messages)
 				}
 			}
-			if !equality.Semantic.DeepEqual(st.status.ElasticsearchCluster, tc.cluster) {
-				t.Errorf("status.elasticsearchCluster = %+v, want %+v", st.status.ElasticsearchCluster, tc.cluster)
+			if cluster := clusterStatus(st, operand.Result{}); !equality.Semantic.DeepEqual(cluster, tc.cluster) {
+				t.Errorf("status.elasticsearchCluster = %+v, want %+v", cluster, tc.cluster)
 			}
 		})
 	}
@@ -268,7 +272,7 @@ func TestTargetSecretsAreReadOncePerVersion(t *testing.T) {
 	if got := gets(); len(got) != 0 {
 		t.Errorf("second resolve read %q again", got)
 	}
-	if st.target == nil || st.target.Password != "eck-password" {
+	if !st.targetResolved || st.target.Password != "eck-password" {
 		t.Errorf("cached target = %+v", st.target)
 	}
 }
@@ -394,10 +398,12 @@ func TestUnusableTargetHoldsTheWorkloads(t *testing.T) {
 	}
 }
 
-// TestElasticsearchClusterStatusKeepsTheWorkersFields: the resolve phase sets kind, url,
-// phase and health, and leaves dataNodes and indexReplicas as the worker's reads set them.
+// TestElasticsearchClusterStatusKeepsTheWorkersFields: the status takes kind, url, phase and
+// health from what the resolve phase found, and keeps dataNodes and indexReplicas as the
+// worker's reads set them until a read finds them.
 func TestElasticsearchClusterStatusKeepsTheWorkersFields(t *testing.T) {
 	m := withRef(monoclev1alpha1.ElasticsearchReference{Name: "es"})
+	m.Spec.Elasticsearch.IndexReplicas = ptr.To[int32](1)
 	m.Status.ElasticsearchCluster = &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK,
 		URL: "http://stale", Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)}
 	f := newFixture(t)
@@ -407,8 +413,8 @@ func TestElasticsearchClusterStatusKeepsTheWorkersFields(t *testing.T) {
 	st := f.resolve(f.newController())
 	want := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchECK, URL: "https://es-es-http.default.svc:9200",
 		Phase: "ApplyingChanges", Health: "yellow", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)}
-	if !equality.Semantic.DeepEqual(st.status.ElasticsearchCluster, want) {
-		t.Errorf("status.elasticsearchCluster = %+v, want %+v", st.status.ElasticsearchCluster, want)
+	if got := clusterStatus(st, operand.Result{}); !equality.Semantic.DeepEqual(got, want) {
+		t.Errorf("status.elasticsearchCluster = %+v, want %+v", got, want)
 	}
 }
 

@@ -79,7 +79,7 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 				return nil, nil
 			}
 			desired := resources.NewCrawlerDeployment(m, in)
-			if !usesBundled(m) && waitsForElasticsearch(st.targetReady, st.crawler, desired) {
+			if !st.target.Bundled() && waitsForElasticsearch(st.targetReady, st.crawler, desired) {
 				// The crawler writes through the API, which waits; it must not crawl for a
 				// cluster another Monocle uses either.
 				return nil, nil
@@ -128,12 +128,6 @@ func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1
 // other Monocle using it. AutoPilotElasticsearchFirst does not turn that off: pods started
 // then would write into another Monocle's indices or crash-loop on a missing password.
 
-// usesBundled reports whether m uses the bundled Elasticsearch (neither elasticsearchRef
-// nor external).
-func usesBundled(m *monoclev1alpha1.Monocle) bool {
-	return m.Spec.Elasticsearch.ElasticsearchRef == nil && m.Spec.Elasticsearch.External == nil
-}
-
 // elasticServing reports whether the Elasticsearch StatefulSet has a ready pod.
 func elasticServing(elastic *appsv1.StatefulSet) bool {
 	return elastic != nil && elastic.Status.ReadyReplicas > 0
@@ -173,7 +167,7 @@ func (c *Controller) apiWaits(st *syncState, desired *appsv1.Deployment) bool {
 			return false
 		}
 	}
-	if !usesBundled(m) {
+	if !st.target.Bundled() {
 		return waitsForElasticsearch(st.targetReady, live, desired)
 	}
 	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {

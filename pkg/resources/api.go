@@ -19,7 +19,7 @@ import (
 func NewAPIDeployment(m *monoclev1alpha1.Monocle, in Inputs) *appsv1.Deployment {
 	env := []corev1.EnvVar{
 		{Name: "MONOCLE_CONFIG", Value: ConfigPath},
-		{Name: "MONOCLE_ELASTIC_URL", Value: in.Elastic.monocleURL(m)},
+		{Name: "MONOCLE_ELASTIC_URL", Value: in.Elastic.Target.PodURL()},
 		{Name: "MONOCLE_PUBLIC_URL", Value: PublicURL(m)},
 	}
 	if m.Spec.API.Title != "" {

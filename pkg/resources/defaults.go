@@ -194,11 +194,6 @@ func JavaOpts(m *monoclev1alpha1.Monocle) string {
 	return fmt.Sprintf("-Xms%dm -Xmx%dm", half, half)
 }
 
-// ElasticURL is the in-cluster URL of the Monocle's Elasticsearch (MONOCLE_ELASTIC_URL).
-func ElasticURL(m *monoclev1alpha1.Monocle) string {
-	return fmt.Sprintf("http://%s:%d", ElasticName(m), ElasticPort)
-}
-
 // resourcesOr returns a copy of r, or the default requests and memory limit when r is nil. A
 // limit without a request gets the limit as its request, as the API server would default it,
 // so the live object compares equal to the built one.

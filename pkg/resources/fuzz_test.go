@@ -84,7 +84,7 @@ func buildAll(m *monoclev1alpha1.Monocle, keys map[string][]byte) []any {
 		NewElasticStatefulSet(m, ElasticDataVolume, false),
 		NewAPISecret(m, keys),
 		NewConfigMap(m, Config(m)),
-		NewUpdateIdentsJob(m, in.ConfigHash, ElasticAccess{}),
+		NewUpdateIdentsJob(m, in.ConfigHash, bundledAccess(m)),
 		NewAPIPodDisruptionBudget(m),
 		NewNetworkPolicy(m, ""),
 	}

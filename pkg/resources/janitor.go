@@ -51,6 +51,6 @@ func NewMaintenanceJob(m *monoclev1alpha1.Monocle, r monoclev1alpha1.Maintenance
 	job.Spec.Template.Labels[ComponentLabel] = ComponentMaintenance
 	c := &job.Spec.Template.Spec.Containers[0]
 	c.Name = ComponentMaintenance
-	c.Command = JanitorCommand(r, e.monocleURL(m))
+	c.Command = JanitorCommand(r, e.Target.PodURL())
 	return job
 }

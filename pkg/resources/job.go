@@ -60,7 +60,7 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e Elastic
 						Name:  ComponentUpdateIdents,
 						Image: APIImage(m),
 						Command: []string{"monocle", "janitor", "update-idents",
-							"--elastic", e.monocleURL(m), "--config", ConfigPath},
+							"--elastic", e.Target.PodURL(), "--config", ConfigPath},
 						VolumeMounts:             []corev1.VolumeMount{mount, tmpMount},
 						Resources:                resourcesOr(nil, "50m", "128Mi", "512Mi"),
 						SecurityContext:          restrictedContainerSecurityContext(),

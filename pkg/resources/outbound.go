@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 
@@ -181,13 +180,12 @@ func NoProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, component string) stri
 	}
 	hosts = append(hosts, serviceNames(m, APIName(m))...)
 	if component == ComponentAPI {
-		t := e.target(m)
-		switch {
-		case t.Kind == monoclev1alpha1.ElasticsearchBundled:
+		switch t := e.Target; {
+		case t.Bundled():
 			hosts = append(hosts, serviceNames(m, ElasticName(m))...)
 		case !t.NeedsProxy():
-			if u, err := url.Parse(t.URL); err == nil {
-				hosts = append(hosts, u.Hostname())
+			if ep, err := ParseEndpoint(t.URL); err == nil {
+				hosts = append(hosts, ep.Host)
 			}
 		}
 	}

@@ -108,7 +108,12 @@ func TestOutboundEnv(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			in := Inputs{ConfigHash: "c", SecretHash: "s", Elastic: tc.elastic, TrustedCAHash: "ca-hash"}
+			e := tc.elastic
+			if e.Target.Kind == "" {
+				// A case that names no cluster has the bundled one.
+				e = bundledAccess(tc.m)
+			}
+			in := Inputs{ConfigHash: "c", SecretHash: "s", Elastic: e, TrustedCAHash: "ca-hash"}
 			for _, w := range []struct {
 				component string
 				tmpl      corev1.PodTemplateSpec

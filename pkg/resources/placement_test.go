@@ -103,8 +103,8 @@ func TestOperatorPodMetadataWins(t *testing.T) {
 	}
 	m.Spec.API.PodPlacement, m.Spec.Crawler.PodPlacement, m.Spec.Elasticsearch.PodPlacement, m.Spec.Jobs.PodPlacement = smuggled, smuggled, smuggled, smuggled
 	clean := minimal()
-	for name, pod := range ownedPods(m, ElasticAccess{}) {
-		before := ownedPods(clean, ElasticAccess{})[name].tpl
+	for name, pod := range ownedPods(m, bundledAccess(m)) {
+		before := ownedPods(clean, bundledAccess(clean))[name].tpl
 		labels := maps.Clone(before.Labels)
 		labels["team"] = "a"
 		if !maps.Equal(pod.tpl.Labels, labels) {
@@ -141,8 +141,8 @@ func TestEmptyPlacementBuildsTheSameObjects(t *testing.T) {
 				t.Errorf("%s: an empty placement changes the spec hash from %s to %s", name, a, b)
 			}
 		}
-		for pod, p := range ownedPods(withEmpty, ElasticAccess{}) {
-			if want := ownedPods(m, ElasticAccess{})[pod].tpl; !equality.Semantic.DeepEqual(p.tpl.ObjectMeta, want.ObjectMeta) {
+		for pod, p := range ownedPods(withEmpty, bundledAccess(withEmpty)) {
+			if want := ownedPods(m, bundledAccess(m))[pod].tpl; !equality.Semantic.DeepEqual(p.tpl.ObjectMeta, want.ObjectMeta) {
 				t.Errorf("%s, %s: an empty placement changes the template's metadata to %v", name, pod, p.tpl.ObjectMeta)
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -87,7 +86,7 @@ func ProxyImage(m *monoclev1alpha1.Monocle) string {
 }
 
 // ProxyConfig is the sidecar's nginx.conf for target t with layout l. It fails when t.URL is
-// not scheme://host[:port] (the port defaults to the scheme's, 80 or 443).
+// not scheme://host[:port] (ParseEndpoint).
 //
 //   - Upstream TLS (https): the certificate is verified against t.CA (l.Dir/ca.crt) or the
 //     system roots, for the URL's host, which is also sent as SNI
@@ -108,18 +107,15 @@ func ProxyImage(m *monoclev1alpha1.Monocle) string {
 //   - The pid file and every temporary path are in l.Temp: NGINX creates its temporary
 //     directories at start, and the compiled-in ones are not writable by the image's user.
 func ProxyConfig(t ElasticsearchTarget, l ProxyLayout) (string, error) {
-	u, err := url.Parse(t.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil || strings.Trim(u.Path, "/") != "" {
-		return "", fmt.Errorf("the proxy needs an http:// or https:// URL with a host, no credentials and no path, not %q", t.URL)
+	e, err := ParseEndpoint(t.URL)
+	if err != nil {
+		return "", fmt.Errorf("the proxy cannot serve it: %w", err)
 	}
-	host, port := u.Hostname(), u.Port()
+	host := e.Host
 	if !validHost(host) {
 		return "", fmt.Errorf("the proxy needs a DNS name or an IP address as the host of %q", t.URL)
 	}
-	if port == "" {
-		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-	}
-	hostPort := net.JoinHostPort(host, port)
+	hostPort := net.JoinHostPort(host, e.Port)
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	w("# The Elasticsearch proxy of Monocle's pods, written by monocle-operator.")
@@ -152,10 +148,10 @@ func ProxyConfig(t ElasticsearchTarget, l ProxyLayout) (string, error) {
 	w("    server {")
 	w("        listen %s;", l.Listen)
 	w("        location / {")
-	w("            proxy_pass %s://elasticsearch;", u.Scheme)
+	w("            proxy_pass %s://elasticsearch;", e.Scheme)
 	w("            proxy_http_version 1.1;")
 	w("            proxy_set_header Connection \"\";")
-	w("            proxy_set_header Host \"%s\";", u.Host)
+	w("            proxy_set_header Host \"%s\";", e.Authority)
 	if t.Username != "" {
 		basic := base64.StdEncoding.EncodeToString([]byte(t.Username + ":" + t.Password))
 		w("            proxy_set_header Authorization \"Basic %s\";", basic)
@@ -165,7 +161,7 @@ func ProxyConfig(t ElasticsearchTarget, l ProxyLayout) (string, error) {
 	w("            proxy_connect_timeout 10s;")
 	w("            proxy_send_timeout 300s;")
 	w("            proxy_read_timeout 300s;")
-	if u.Scheme == "https" {
+	if e.Scheme == "https" {
 		roots := l.SystemRoots
 		if t.CA != nil {
 			roots = l.Dir + "/" + ProxyCAKey
@@ -223,26 +219,14 @@ func NewProxySecret(m *monoclev1alpha1.Monocle, t ElasticsearchTarget) (*corev1.
 // test guesses of the password in nginx.conf.
 func ProxyHash(proxy, apiSecret map[string][]byte) string { return Hash([]any{proxy, apiSecret}) }
 
-// ElasticAccess is how the pods of a Monocle reach its Elasticsearch. The zero value is the
-// bundled Elasticsearch.
+// ElasticAccess is how the pods of a Monocle reach its Elasticsearch.
 type ElasticAccess struct {
-	// Target is the cluster; a zero Target is BundledTarget.
+	// Target is the cluster (NewTarget, with its credentials and CA).
 	Target ElasticsearchTarget
 	// ProxyHash is ProxyHash of the proxy Secret, stamped on the Deployments' pod templates
 	// when the target needs the proxy, so that a new password or CA rolls them.
 	ProxyHash string
 }
-
-// target is e.Target, or m's bundled target when e has none.
-func (e ElasticAccess) target(m *monoclev1alpha1.Monocle) ElasticsearchTarget {
-	if e.Target.URL == "" {
-		return BundledTarget(m)
-	}
-	return e.Target
-}
-
-// monocleURL is MONOCLE_ELASTIC_URL and the janitor's --elastic for m's pods.
-func (e ElasticAccess) monocleURL(m *monoclev1alpha1.Monocle) string { return e.target(m).MonocleURL() }
 
 // addProxy adds the proxy sidecar to a pod template of m's Monocle pods when the target
 // needs it, and, when annotate, ProxyHashAnnotation (a Job's pod template never changes, so
@@ -250,7 +234,7 @@ func (e ElasticAccess) monocleURL(m *monoclev1alpha1.Monocle) string { return e.
 // security context of the other containers; its startup probe holds Monocle's container
 // until NGINX listens.
 func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTemplateSpec, annotate bool) {
-	if !e.target(m).NeedsProxy() {
+	if !e.Target.NeedsProxy() {
 		return
 	}
 	l := PodProxyLayout

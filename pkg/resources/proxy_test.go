@@ -175,7 +175,7 @@ func TestProxySidecar(t *testing.T) {
 		url     string
 		proxied []string
 	}{
-		{"bundled", minimal(), ElasticAccess{}, "http://demo-elastic:9200", nil},
+		{"bundled", minimal(), bundledAccess(minimal()), "http://demo-elastic:9200", nil},
 		{"external http without credentials", external("http://es.example.com:9200"),
 			ElasticAccess{Target: externalTarget("http://es.example.com:9200", "", nil)}, "http://es.example.com:9200", nil},
 		{"external https with credentials", external("https://es.example.com"),

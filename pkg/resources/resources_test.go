@@ -54,6 +54,18 @@ func full() *monoclev1alpha1.Monocle {
 
 var inputs = Inputs{ConfigHash: "c0ffee", SecretHash: "5ec2e7"}
 
+// bundledAccess is how m's pods reach its bundled Elasticsearch.
+func bundledAccess(m *monoclev1alpha1.Monocle) ElasticAccess {
+	return ElasticAccess{Target: BundledTarget(m)}
+}
+
+// inputsOf is inputs for m, whose pods reach its bundled Elasticsearch.
+func inputsOf(m *monoclev1alpha1.Monocle) Inputs {
+	in := inputs
+	in.Elastic = bundledAccess(m)
+	return in
+}
+
 func TestGolden(t *testing.T) {
 	keys := map[string][]byte{CrawlersAPIKeyKey: []byte(strings.Repeat("k", 64)), JWKGenKeyKey: []byte(strings.Repeat("j", 64))}
 	for name, m := range map[string]*monoclev1alpha1.Monocle{"minimal": minimal(), "full": full()} {
@@ -61,13 +73,13 @@ func TestGolden(t *testing.T) {
 			"secret":              NewAPISecret(m, keys),
 			"keys-backup-secret":  NewKeysBackupSecret(m, keys),
 			"configmap":           NewConfigMap(m, Config(m)),
-			"api-deployment":      NewAPIDeployment(m, inputs),
+			"api-deployment":      NewAPIDeployment(m, inputsOf(m)),
 			"api-service":         NewAPIService(m),
-			"crawler-deployment":  NewCrawlerDeployment(m, inputs),
+			"crawler-deployment":  NewCrawlerDeployment(m, inputsOf(m)),
 			"elastic-service":     NewElasticService(m),
 			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume, false),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
-			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef", ElasticAccess{}),
+			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef", bundledAccess(m)),
 			"networkpolicy":       NewNetworkPolicy(m, ""),
 		}
 		for kind, obj := range objects {
@@ -247,8 +259,8 @@ func TestRootFilesystemsAreReadOnly(t *testing.T) {
 		"api":           NewAPIDeployment(m, inputs).Spec.Template,
 		"crawler":       NewCrawlerDeployment(m, inputs).Spec.Template,
 		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template,
-		"update-idents": NewUpdateIdentsJob(m, "c", ElasticAccess{}).Spec.Template,
-		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", ElasticAccess{}).Spec.Template,
+		"update-idents": NewUpdateIdentsJob(m, "c", bundledAccess(m)).Spec.Template,
+		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", bundledAccess(m)).Spec.Template,
 	}
 	writable := map[string][]string{
 		"api":           {"/tmp"},

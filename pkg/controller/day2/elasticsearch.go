@@ -118,15 +118,16 @@ func PlanIndexReplicas(m *monoclev1alpha1.Monocle) contract.ReplicasPlan {
 }
 
 // ClusterStatus is status.elasticsearchCluster of m, whose cluster is target, from the
-// status m has (was; nil before one) and the last read (last): kind and URL from target
-// (without credentials), phase and health as was has them, the data nodes of the last read
-// that found them and, while indexReplicas is set, the replicas of Monocle's indices when
-// every one has the same. Until a read finds them, was's are kept, as an operator that has
-// just started finds them again.
-func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, was *monoclev1alpha1.ElasticsearchClusterStatus, last contract.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
-	out := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: target.Kind, URL: target.URL}
+// status m has (was; nil before one or when it is not to be kept) and the last read (last):
+// kind and URL from target (without credentials), phase and health from eck (the ECK
+// Elasticsearch's, empty for the other kinds and while none was read), the data nodes
+// of the last read that found them and, while indexReplicas is set, the replicas of Monocle's
+// indices when every one has the same. Until a read finds them, was's are kept, as an
+// operator that has just started finds them again.
+func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, eck resources.ECKElasticsearch, was *monoclev1alpha1.ElasticsearchClusterStatus, last contract.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
+	out := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: target.Kind, URL: target.URL, Phase: eck.Phase, Health: eck.Health}
 	if was != nil {
-		out.Phase, out.Health, out.DataNodes, out.IndexReplicas = was.Phase, was.Health, was.DataNodes, was.IndexReplicas
+		out.DataNodes, out.IndexReplicas = was.DataNodes, was.IndexReplicas
 	}
 	if last.DataNodes > 0 {
 		out.DataNodes = ptr.To(int32(last.DataNodes))

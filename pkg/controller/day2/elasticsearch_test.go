@@ -110,8 +110,8 @@ func TestReplicasCondition(t *testing.T) {
 	}
 }
 
-// TestClusterStatus: kind and URL come from the target, phase and health stay as the status
-// has them, the data nodes and the replicas come from the last read that found them, and
+// TestClusterStatus: kind and URL come from the target, phase and health from the ECK
+// Elasticsearch's read, the data nodes and the replicas come from the last read that found them, and
 // the replicas only while indexReplicas is set and the indices agree.
 func TestClusterStatus(t *testing.T) {
 	bundled := resources.BundledTarget(newMonocle("demo"))
@@ -119,51 +119,52 @@ func TestClusterStatus(t *testing.T) {
 		Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)}
 	for name, tc := range map[string]struct {
 		replicas *int32
+		eck      resources.ECKElasticsearch
 		was      *monoclev1alpha1.ElasticsearchClusterStatus
 		last     contract.Result
 		want     monoclev1alpha1.ElasticsearchClusterStatus
 	}{
 		"a new bundled Monocle": {
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200"},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200"},
 		},
 		"the first read": {
 			replicas: ptr.To[int32](0),
 			last:     contract.Result{DataNodes: 1, Replicas: map[string]int{"monocle.config": 0, "monocle.changes.1.demo": 0}},
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				DataNodes: ptr.To[int32](1), IndexReplicas: ptr.To[int32](0)},
 		},
 		"no read yet: what the status had, with the target's kind and URL": {
-			replicas: ptr.To[int32](1), was: was,
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			replicas: ptr.To[int32](1), was: was, eck: resources.ECKElasticsearch{Phase: "Ready", Health: "green"},
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)},
 		},
 		"indices that differ, such as a new workspace's": {
-			replicas: ptr.To[int32](1), was: was,
+			replicas: ptr.To[int32](1), was: was, eck: resources.ECKElasticsearch{Phase: "Ready", Health: "green"},
 			last: contract.Result{DataNodes: 2, Replicas: map[string]int{"monocle.config": 1, "monocle.changes.1.new": 0}},
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](2)},
 		},
 		"replicas unreadable: the status keeps them": {
-			replicas: ptr.To[int32](1), was: was,
+			replicas: ptr.To[int32](1), was: was, eck: resources.ECKElasticsearch{Phase: "Ready", Health: "green"},
 			last: contract.Result{DataNodes: 3, ReplicasErr: "boom"},
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3), IndexReplicas: ptr.To[int32](1)},
 		},
 		"indexReplicas unset: none reported": {
-			was:  was,
+			was: was, eck: resources.ECKElasticsearch{Phase: "Ready", Health: "green"},
 			last: contract.Result{DataNodes: 3},
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				Phase: "Ready", Health: "green", DataNodes: ptr.To[int32](3)},
 		},
 		"no Monocle index yet": {
 			replicas: ptr.To[int32](1),
 			last:     contract.Result{DataNodes: 2, Replicas: map[string]int{}},
-			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic:9200",
+			want: monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
 				DataNodes: ptr.To[int32](2)},
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := ClusterStatus(replicasMonocle(tc.replicas), bundled, tc.was, tc.last)
+			got := ClusterStatus(replicasMonocle(tc.replicas), bundled, tc.eck, tc.was, tc.last)
 			if got.Kind != tc.want.Kind || got.URL != tc.want.URL || got.Phase != tc.want.Phase || got.Health != tc.want.Health ||
 				!ptr.Equal(got.DataNodes, tc.want.DataNodes) || !ptr.Equal(got.IndexReplicas, tc.want.IndexReplicas) {
 				t.Errorf("status %s, want %s", describeCluster(got), describeCluster(&tc.want))

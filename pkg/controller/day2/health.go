@@ -63,9 +63,9 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r contract.Result, elasticRead
 		return []metav1.Condition{healthy, disk}
 	case r.AddressRefused:
 		healthy.Status, healthy.Reason = metav1.ConditionFalse, reasons.ElasticsearchAddressRefused
-		where := "at " + contract.ElasticURL(m)
-		if id := resources.Identity(m); id != "" {
-			where = "of spec.elasticsearch (" + id + ")"
+		where := "at " + resources.BundledTarget(m).URL
+		if !resources.BundledElasticsearch(m) {
+			where = "of spec.elasticsearch (" + resources.Identity(m) + ")"
 		}
 		healthy.Message = Truncate(fmt.Sprintf("The operator sent no request to Elasticsearch %s: %s; name the cluster by a host that resolves to another address",
 			where, r.Err))
@@ -114,14 +114,14 @@ func HealthConditions(m *monoclev1alpha1.Monocle, r contract.Result, elasticRead
 // bundled node, its logs and spec.storageSize; on a cluster of elasticsearchRef or external,
 // which the operator does not run, that cluster's own.
 func redAdvice(m *monoclev1alpha1.Monocle) string {
-	if resources.Identity(m) != "" {
+	if !resources.BundledElasticsearch(m) {
 		return "see the cluster's own health and logs (GET _cluster/allocation/explain tells why a shard is unassigned)"
 	}
 	return "see its logs (kubectl logs " + resources.ElasticName(m) + "-0)"
 }
 
 func diskAdvice(m *monoclev1alpha1.Monocle) string {
-	if resources.Identity(m) != "" {
+	if !resources.BundledElasticsearch(m) {
 		return "free or add disk on the cluster's data nodes, which the operator does not run"
 	}
 	return "raise spec.storageSize (the volume grows in place when its StorageClass allows expansion)"
@@ -131,11 +131,11 @@ func diskAdvice(m *monoclev1alpha1.Monocle) string {
 // the bundled node through its Service, which m's NetworkPolicy must open to the operator,
 // or the cluster of elasticsearchRef or external (resources.Identity), which it does not run.
 func readFrom(m *monoclev1alpha1.Monocle) string {
-	if id := resources.Identity(m); id != "" {
-		return "of spec.elasticsearch (" + id + ")"
+	if !resources.BundledElasticsearch(m) {
+		return "of spec.elasticsearch (" + resources.Identity(m) + ")"
 	}
 	return fmt.Sprintf("at %s (the NetworkPolicy %s must admit the operator's pods to port %d)",
-		contract.ElasticURL(m), resources.NetworkPolicyName(m), resources.ElasticPort)
+		resources.BundledTarget(m).URL, resources.NetworkPolicyName(m), resources.ElasticPort)
 }
 
 // APIHealthRead reports whether m's status has an APIHealthy condition that a read of the

@@ -26,10 +26,9 @@ type Inputs struct {
 	// Workspaces are the workspaces with crawlers of the config in force, whose crawler
 	// progress and errors the read reads.
 	Workspaces []string
-	// Target is the Elasticsearch the reads go to, with its credentials and CA. Its zero
-	// value, like any of Kind Bundled, is the Monocle's bundled node, read through its
-	// Service (contract.ElasticURL). A read starts at once when it changes, with a client
-	// built for it. It holds a password: never log it.
+	// Target is the Elasticsearch the reads go to (resources.NewTarget), at its URL, with
+	// its credentials and CA. A read starts at once when it changes, with a client built for
+	// it. It holds a password: never log it.
 	Target resources.ElasticsearchTarget
 }
 

@@ -50,7 +50,7 @@ func ReadNow(w Worker, m *monoclev1alpha1.Monocle, in Inputs) {
 		// A read without a state records nothing, as when m was forgotten meanwhile.
 		r = &state{}
 	}
-	client, err := x.connect(r, operatorTarget(m, in.Target))
+	client, err := x.connect(r, in.Target)
 	x.mu.Unlock()
 	x.read(klog.Background(), key, m.UID, client, err, apiURL, in.Plan, in.Workspaces)
 }

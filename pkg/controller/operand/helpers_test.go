@@ -14,9 +14,9 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -110,7 +110,7 @@ func fakeElastic(t *testing.T, m *monoclev1alpha1.Monocle) (*testkit.FakeElastic
 	t.Cleanup(f.Close)
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	client, err := elastic.New(contract.ElasticURL(m), tr)
+	client, err := elastic.New(resources.BundledTarget(m).URL, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

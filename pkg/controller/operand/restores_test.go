@@ -11,7 +11,6 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
@@ -33,7 +32,7 @@ func restoreStep(t *testing.T, m *monoclev1alpha1.Monocle, f *testkit.FakeElasti
 	t.Cleanup(tr.CloseIdleConnections)
 	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second, Transport: tr}, nil)
 	p := operand.Plan{Restore: day2.PlanRestore(m, true, true)}
-	client, err := elastic.New(contract.ElasticURL(m), tr)
+	client, err := elastic.New(resources.BundledTarget(m).URL, tr)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,21 +65,23 @@ func TestReadsGoToTheTarget(t *testing.T) {
 	}
 }
 
-// TestBundledTargetReadsTheService: the zero target and the bundled one read the bundled
-// node through its Service, as a worker given no target does; the fake's auth spares it.
+// TestBundledTargetReadsTheService: the bundled target is read at its Service by a name that
+// resolves from the operator's namespace; the fake's auth spares it.
 func TestBundledTargetReadsTheService(t *testing.T) {
 	f := testkit.StartFakeElasticsearch(testkit.WithBasicAuth("elastic", "changeme"))
 	t.Cleanup(f.Close)
 	m := backupMonocle("")
 	m.Spec.Backup = nil
-	for _, target := range []resources.ElasticsearchTarget{{}, resources.BundledTarget(m)} {
-		w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second,
-			Transport: f.Transport()}, func(cache.ObjectName, time.Duration) {})
-		operand.SetLast(w, m, operand.Result{})
-		operand.ReadNow(w, m, operand.Inputs{Target: target})
-		if last := operand.Last(w, m); last.Err != "" || last.Health == nil {
-			t.Errorf("target %+v: error %q, health %+v; want the bundled node's", target.Kind, last.Err, last.Health)
-		}
+	target := resources.BundledTarget(m)
+	if want := "http://" + m.Name + "-elastic." + m.Namespace + ".svc:9200"; target.URL != want {
+		t.Errorf("bundled target at %q, want %q", target.URL, want)
+	}
+	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second,
+		Transport: f.Transport()}, func(cache.ObjectName, time.Duration) {})
+	operand.SetLast(w, m, operand.Result{})
+	operand.ReadNow(w, m, operand.Inputs{Target: target})
+	if last := operand.Last(w, m); last.Err != "" || last.Health == nil {
+		t.Errorf("error %q, health %+v; want the bundled node's", last.Err, last.Health)
 	}
 }
 

@@ -31,7 +31,6 @@ import (
 	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/operand/contract"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -187,16 +186,6 @@ func sameTarget(a, b resources.ElasticsearchTarget) bool {
 		bytes.Equal(a.CA, b.CA)
 }
 
-// operatorTarget is the target the worker reads for m given t: t, or the bundled node
-// through its Service (contract.ElasticURL, which resolves from the operator's namespace,
-// unlike the URL Monocle's own pods use) when t is the bundled one or unset.
-func operatorTarget(m *monoclev1alpha1.Monocle, t resources.ElasticsearchTarget) resources.ElasticsearchTarget {
-	if t.Kind == "" || t.Kind == monoclev1alpha1.ElasticsearchBundled {
-		return resources.ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchBundled, URL: contract.ElasticURL(m)}
-	}
-	return t
-}
-
 // connect returns the client of r for target t, the one of r's last read when t is the same,
 // a new one otherwise. w.mu must be held.
 func (w *worker) connect(r *state, t resources.ElasticsearchTarget) (elastic.Client, error) {
@@ -239,7 +228,7 @@ func (w *worker) Observe(ctx context.Context, m *monoclev1alpha1.Monocle, in Inp
 	if !in.ElasticReady {
 		return r.result, true
 	}
-	target := operatorTarget(m, in.Target)
+	target := in.Target
 	switch due := w.interval - time.Since(r.result.Done); {
 	case r.running:
 	case r.result.Done.IsZero() || due <= 0 || in.Plan != r.plan || (r.conn != nil && !sameTarget(r.conn.target, target)) ||

@@ -6,7 +6,6 @@
 package contract
 
 import (
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -169,12 +168,6 @@ type RestoreOutcome struct {
 // ScheduledSnapshotPrefix starts the names of the snapshots a schedule takes: only those
 // expire (Plan.Keep).
 const ScheduledSnapshotPrefix = "scheduled-"
-
-// ElasticURL is the URL the operator reads a Monocle's Elasticsearch at: its Service, by a
-// name that resolves from any namespace.
-func ElasticURL(m *monoclev1alpha1.Monocle) string {
-	return fmt.Sprintf("http://%s.%s.svc:%d", resources.ElasticName(m), m.Namespace, resources.ElasticPort)
-}
 
 // CrawlerKey identifies the crawler named crawler of a workspace in Result.Crawlers and
 // Result.CrawlerErrors: "<workspace>/<crawler>".
