@@ -50,10 +50,19 @@ import (
 // for ever).
 const EarlierUpdateIdentsJob = "update-idents-job"
 
-// adoption is what adoptEarlierObjects found.
-type adoption struct {
+// earlierObjects is what adoptEarlierObjects found.
+type earlierObjects struct {
 	// elasticVolume is the volume claim template name of the earlier StatefulSet, or "".
 	elasticVolume string
+}
+
+// adoption is what the adopt phase decides.
+type adoption struct {
+	// adopting is set while the Secret "<name>-api" is the earlier operator's.
+	adopting bool
+	// volume is the name of the Elasticsearch StatefulSet's volume claim template
+	// (elasticVolume).
+	volume string
 }
 
 // earlierSecretPresent reports whether the Secret "<name>-api" was made by the earlier
@@ -75,8 +84,8 @@ func (c *Controller) earlierSecretPresent(m *monoclev1alpha1.Monocle) bool {
 // Elasticsearch PVC, deletes the earlier update-idents Job and records an Adopted event. It
 // reads from the API server, since the label-filtered caches cannot see the earlier objects.
 // It returns the adopted StatefulSet's volume claim template name for this sync.
-func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1.Monocle) (adoption, error) {
-	var a adoption
+func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1.Monocle) (earlierObjects, error) {
+	var a earlierObjects
 	logger := klog.FromContext(ctx)
 	var done []string
 
@@ -133,15 +142,14 @@ func (c *Controller) adoptEarlierObjects(ctx context.Context, m *monoclev1alpha1
 }
 
 // elasticVolume returns the volume claim template name of m's Elasticsearch StatefulSet:
-// adopted's when this sync adopted one; else the cached StatefulSet's (immutable); else the
+// adopted's when this sync adopted one; else the observed StatefulSet's (immutable); else the
 // earlier operator's when its PVC, labelled on adoption, exists (the StatefulSet was deleted
 // since); else resources.ElasticDataVolume.
-func (c *Controller) elasticVolume(m *monoclev1alpha1.Monocle, adopted adoption) string {
+func (c *Controller) elasticVolume(m *monoclev1alpha1.Monocle, live *appsv1.StatefulSet, adopted earlierObjects) string {
 	if adopted.elasticVolume != "" {
 		return adopted.elasticVolume
 	}
-	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil &&
-		owned.IsControlledBy(s, m) && len(s.Spec.VolumeClaimTemplates) > 0 {
+	if s := live; s != nil && len(s.Spec.VolumeClaimTemplates) > 0 {
 		return s.Spec.VolumeClaimTemplates[0].Name
 	}
 	earlier := resources.EarlierElasticDataVolume(m)
@@ -202,22 +210,23 @@ func statefulSetServes(m *monoclev1alpha1.Monocle, s *appsv1.StatefulSet) bool {
 // ensureAPISecret labels the Secret that tells them apart. The sync goes no further when that
 // fails, so the Secret stays unlabelled and the next sync adopts again. It also decides the
 // name of the Elasticsearch volume, which an adopted StatefulSet keeps.
-func (c *Controller) adopt(ctx context.Context, st *syncState) error {
+func (c *Controller) adopt(ctx context.Context, st *syncState) (adoption, error) {
 	m := st.m
-	var adopted adoption
-	if st.adopting = c.earlierSecretPresent(m); st.adopting {
+	var a adoption
+	var earlier earlierObjects
+	if a.adopting = c.earlierSecretPresent(m); a.adopting {
 		var err error
-		if adopted, err = c.adoptEarlierObjects(ctx, m); err != nil {
+		if earlier, err = c.adoptEarlierObjects(ctx, m); err != nil {
 			if serverUnavailable(err) {
-				return &unavailableError{err}
+				return a, &unavailableError{err}
 			}
 			c.recorder.Event(m, corev1.EventTypeWarning, reasons.SyncFailed, err.Error())
-			return err
+			return a, err
 		}
 	}
-	st.volume = c.elasticVolume(m, adopted)
-	if cond := adoptedCondition(m, st.volume); cond != nil {
+	a.volume = c.elasticVolume(m, st.observed.elastic, earlier)
+	if cond := adoptedCondition(m, a.volume); cond != nil {
 		st.setCondition(*cond)
 	}
-	return nil
+	return a, nil
 }

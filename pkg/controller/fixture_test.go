@@ -228,7 +228,7 @@ func (f *fixture) resolve(c *Controller) *syncState {
 	f.t.Helper()
 	_, ctx := ktesting.NewTestContext(f.t)
 	ctx, st := newSyncState(ctx, f.monocles[0].DeepCopy(), time.Now())
-	c.resolveElasticsearch(ctx, st)
+	st.cluster = c.resolveElasticsearch(ctx, st)
 	if len(st.errs) > 0 {
 		f.t.Fatalf("resolve failed: %v", st.errs)
 	}
@@ -593,18 +593,18 @@ func dialAddress(srv *elastictest.Server) string { return strings.TrimPrefix(srv
 // resolveAs sets what the resolve phase (target.go) would find of st's cluster: its target
 // (resources.NewTarget) with these credentials and CA, resolved and ready.
 func resolveAs(st *syncState, username, password string, ca []byte) {
-	st.target = resources.NewTarget(st.m, true)
-	st.target.Username, st.target.Password, st.target.CA = username, password, ca
-	st.targetResolved, st.targetReady = true, true
+	st.cluster.target = resources.NewTarget(st.m, true)
+	st.cluster.target.Username, st.cluster.target.Password, st.cluster.target.CA = username, password, ca
+	st.cluster.resolved, st.cluster.ready = true, true
 }
 
 // resolvedTarget is st's target once the resolve phase resolved it, without its identity, for
 // comparison with a literal target; nil before.
 func resolvedTarget(st *syncState) *resources.ElasticsearchTarget {
-	if !st.targetResolved {
+	if !st.cluster.resolved {
 		return nil
 	}
-	t := st.target
+	t := st.cluster.target
 	t.Identity = ""
 	return &t
 }

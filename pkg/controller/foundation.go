@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
-	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
@@ -40,7 +38,7 @@ func (f foundation) proxyData() map[string][]byte {
 // proxyReady reports whether the pods can reach the target: it needs no proxy, or the proxy
 // Secret is there.
 func (f foundation) proxyReady(st *syncState) bool {
-	return st.targetResolved && (!st.target.NeedsProxy() || f.proxy != nil)
+	return st.cluster.resolved && (!st.cluster.target.NeedsProxy() || f.proxy != nil)
 }
 
 // configReady reports whether there is a config for the pods to run.
@@ -59,17 +57,15 @@ func (f foundation) configReady() bool { return f.config.config != "" }
 // a new Monocle's creates then take about one request's time rather than the sum of them.
 func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) foundation {
 	m := st.m
-	keys, err := c.ensureKeys(ctx, m, st.adopting)
+	keys, err := c.ensureKeys(ctx, m, st.adoption.adopting)
 	st.fail(err)
 	var f foundation
-	// The StatefulSet as the previous sync left it, from the cache.
-	cachedElastic, _ := c.statefulSets.Get(m.Namespace, resources.ElasticName(m))
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if keys.keys == nil {
 				return nil, nil
 			}
-			secret, err := c.ensureAPISecret(ctx, m, keys, st.adopting)
+			secret, err := c.ensureAPISecret(ctx, m, keys, st.adoption.adopting)
 			return func(*syncState) { f.apiSecret = secret }, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
@@ -89,19 +85,18 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 		func(ctx context.Context) (func(*syncState), []error) {
 			// A Service is switched from the earlier operator's selector once its component
 			// serves from pods with the instance's labels (serviceClient); the workloads are
-			// read from the cache, as the previous sync left them.
-			if !st.target.Bundled() {
+			// as the sync observed them, as the previous sync left them.
+			if !st.cluster.target.Bundled() {
 				return nil, nil
 			}
-			_, err := c.serviceClient(statefulSetServes(m, cachedElastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
+			_, err := c.serviceClient(statefulSetServes(m, st.observed.elastic)).Ensure(ctx, c.recorder, m, resources.NewElasticService(m))
 			return nil, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
-			return c.ensureElasticsearch(ctx, st, cachedElastic)
+			return c.ensureElasticsearch(ctx, st)
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
-			cachedAPI, _ := c.observeDeployments(m)
-			_, err := c.serviceClient(deploymentServes(m, cachedAPI, resources.ComponentAPI)).Ensure(ctx, c.recorder, m, resources.NewAPIService(m))
+			_, err := c.serviceClient(deploymentServes(m, st.observed.api, resources.ComponentAPI)).Ensure(ctx, c.recorder, m, resources.NewAPIService(m))
 			return nil, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
@@ -123,7 +118,7 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 			return func(st *syncState) { st.setCondition(monitored) }, []error{err}
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
-			if !st.target.Bundled() {
+			if !st.cluster.target.Bundled() {
 				return nil, nil
 			}
 			return nil, []error{c.ensureBackupClaim(ctx, m)}
@@ -155,9 +150,9 @@ func (c *Controller) ensureFoundation(ctx context.Context, st *syncState) founda
 // ensureElasticsearch is the foundation step of the Elasticsearch StatefulSet and its
 // storage: the StatefulSet is written only while the spec's Elasticsearch is one the operator
 // accepts (SpecAccepted), and the volume follows storageSize (StorageReady).
-func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cached *appsv1.StatefulSet) (func(*syncState), []error) {
+func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState) (func(*syncState), []error) {
 	m := st.m
-	if !st.target.Bundled() {
+	if !st.cluster.target.Bundled() {
 		// Nothing of the bundled Elasticsearch, whose fields admission refuses with a
 		// cluster of one's own; an existing StatefulSet or volume is never deleted.
 		spec := day2.ElasticSpecCondition(m, nil)
@@ -166,18 +161,15 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 			st.removeCondition(monoclev1alpha1.ConditionStorageReady)
 		}, nil
 	}
-	var live *appsv1.StatefulSet
-	if cached != nil && owned.IsControlledBy(cached, m) {
-		live = cached
-	}
+	live := st.observed.elastic
 	var errs []error
 	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
 		var err error
-		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.volume, st.hibernation.Stopped.Elastic))
+		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic))
 		errs = append(errs, err)
 	}
-	storage, err := c.ensureStorage(ctx, m, st.volume)
+	storage, err := c.ensureStorage(ctx, m, st.adoption.volume)
 	errs = append(errs, err)
 	return func(st *syncState) {
 		st.elastic = live
@@ -188,29 +180,29 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState, cac
 
 // ensureProxySecret keeps the proxy Secret "<name>-elastic-proxy" while the target needs the
 // proxy, and returns it as built (nil otherwise); it deletes the Secret once the target no
-// longer needs it, or once the Monocle may no longer use it (st.targetRefused: a
+// longer needs it, or once the Monocle may no longer use it (st.cluster.refused: a
 // cross-namespace reference without its grant). The Secret holds the cluster's credentials,
-// so it is written only while the target is ready (st.targetReady: resolved, Ready, and used
+// so it is written only while the target is ready (st.cluster.ready: resolved, Ready, and used
 // by no other Monocle); until then it is returned as built but not written, which lets a
 // change that starts no pod (scaling to zero) through, and a Secret written before is left as
 // it is. A target the proxy cannot serve is an error, and the Secret is left as it is, as it
 // is while the target is not resolved.
 func (c *Controller) ensureProxySecret(ctx context.Context, st *syncState) (*corev1.Secret, error) {
 	m := st.m
-	if st.targetRefused {
+	if st.cluster.refused {
 		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Monocle may not use the Elasticsearch of its elasticsearchRef")
 	}
-	if !st.targetResolved {
+	if !st.cluster.resolved {
 		return nil, nil
 	}
-	if !st.target.NeedsProxy() {
+	if !st.cluster.target.NeedsProxy() {
 		return nil, c.secrets.Delete(ctx, c.recorder, m, resources.ProxySecretName(m), "the Elasticsearch needs neither TLS nor credentials")
 	}
-	desired, err := resources.NewProxySecret(m, st.target)
+	desired, err := resources.NewProxySecret(m, st.cluster.target)
 	if err != nil {
 		return nil, fmt.Errorf("building Secret %s: %w", resources.ProxySecretName(m), err)
 	}
-	if !st.targetReady {
+	if !st.cluster.ready {
 		return desired, nil
 	}
 	if _, err := c.secrets.Ensure(ctx, c.recorder, m, desired); err != nil {

@@ -114,7 +114,7 @@ func TestExternalElasticsearchGetsTheProxyAndNoBundledObjects(t *testing.T) {
 	ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
 	// The resolve phase (target.go) would find this cluster resolved and ready.
 	resolveAs(st, "monocle", "s3cret-Pa55", []byte("-----BEGIN CERTIFICATE-----\n"))
-	target := st.target
+	target := st.cluster.target
 	found := c.ensureFoundation(ctx, st)
 	c.ensureWorkloads(ctx, st, found)
 	if len(st.errs) > 0 {

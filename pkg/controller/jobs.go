@@ -28,13 +28,13 @@ import (
 // wakes). It sets IdentsUpdated and Paused, and status.updateIdents and status.maintenance.
 func (c *Controller) ensureJobs(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m := st.m
-	if f.config.valid && f.configReady() && !st.holds.Restore {
-		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.runningAPI(), st.elasticAccess(nil, nil))
+	if f.config.valid && f.configReady() && !w.holds.Restore {
+		idents, err := c.ensureUpdateIdents(ctx, m, f.configHash, st.runningAPI(w.holds), st.elasticAccess(nil, nil))
 		st.fail(err)
 		st.status.UpdateIdents = idents
 	}
 	identsRunning := st.status.UpdateIdents != nil && st.status.UpdateIdents.Phase == monoclev1alpha1.JobRunning
-	if !st.holds.Restore && !st.holds.Hibernating {
+	if !w.holds.Restore && !w.holds.Hibernating {
 		for _, mv := range w.maintenance.Moved {
 			// Told with the status that carries the automatic request.
 			st.event(corev1.EventTypeNormal, reasons.UpdateSinceMovedEarlier, fmt.Sprintf(

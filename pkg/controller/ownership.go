@@ -33,12 +33,11 @@ import (
 // operator let use it. With reading off (operand.Off) the operator claims nothing, and only
 // the rule of the namespace holds.
 
-// claimCluster asks the operand worker to claim st's cluster for st.m, st.target being read,
-// and returns the condition that holds the Monocle until the cluster records it as the
-// owner, or nil when it does (or the worker does not read).
-func (c *Controller) claimCluster(ctx context.Context, st *syncState) *metav1.Condition {
-	m := st.m
-	last, reading := c.operand.Claim(ctx, m, operand.ClaimRequest{Target: st.target, Adopt: c.adopts(m), OwnerGone: c.ownerGone})
+// claimCluster asks the operand worker to claim target, m's resolved cluster, for m, and
+// returns the condition that holds the Monocle until the cluster records it as the owner, or
+// nil when it does (or the worker does not read).
+func (c *Controller) claimCluster(ctx context.Context, m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget) *metav1.Condition {
+	last, reading := c.operand.Claim(ctx, m, operand.ClaimRequest{Target: target, Adopt: c.adopts(m), OwnerGone: c.ownerGone})
 	if !reading || last.Owned {
 		return nil
 	}

@@ -49,7 +49,7 @@ func resolveClaimed(t *testing.T, c *Controller, m *monoclev1alpha1.Monocle) *sy
 	_, ctx := ktesting.NewTestContext(t)
 	for range 5 {
 		ctx, st := newSyncState(ctx, m.DeepCopy(), time.Now())
-		c.resolveElasticsearch(ctx, st)
+		st.cluster = c.resolveElasticsearch(ctx, st)
 		if len(st.errs) > 0 {
 			t.Fatalf("resolve failed: %v", st.errs)
 		}
@@ -90,8 +90,8 @@ func TestClaimAcrossNamespaces(t *testing.T) {
 	c := claimingFixture(t, es, owner, other)
 
 	st := resolveClaimed(t, c, owner)
-	if cond := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy); cond != nil || !st.targetReady {
-		t.Fatalf("owner: ElasticsearchHealthy %+v, targetReady %v; want none, ready", cond, st.targetReady)
+	if cond := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy); cond != nil || !st.cluster.ready {
+		t.Fatalf("owner: ElasticsearchHealthy %+v, targetReady %v; want none, ready", cond, st.cluster.ready)
 	}
 	meta, ok := es.Cluster("search.example.com").Meta(elastic.OwnerIndex)
 	if !ok || meta["uid"] != string(owner.UID) || meta["namespace"] != "team-a" || meta["name"] != "alpha" {
@@ -109,7 +109,7 @@ func TestClaimAcrossNamespaces(t *testing.T) {
 			t.Errorf("the refusal names %q of the other namespace: %s", leak, cond.Message)
 		}
 	}
-	if st.targetReady {
+	if st.cluster.ready {
 		t.Error("the refused Monocle's target is ready")
 	}
 	if meta, _ := es.Cluster("search.example.com").Meta(elastic.OwnerIndex); meta["uid"] != string(owner.UID) {
@@ -142,8 +142,8 @@ func TestClaimTakesOverFromADeletedOwner(t *testing.T) {
 			c := claimingFixture(t, es, m, live)
 			c.watchNamespace = tc.watch
 			st := resolveClaimed(t, c, m)
-			if st.targetReady != tc.owned {
-				t.Errorf("targetReady %v, want %v; ElasticsearchHealthy %+v", st.targetReady, tc.owned,
+			if st.cluster.ready != tc.owned {
+				t.Errorf("targetReady %v, want %v; ElasticsearchHealthy %+v", st.cluster.ready, tc.owned,
 					st.condition(monoclev1alpha1.ConditionElasticsearchHealthy))
 			}
 			meta, _ := es.Cluster("search.example.com").Meta(elastic.OwnerIndex)
@@ -173,7 +173,7 @@ func TestClaimOfAClusterWithoutRecord(t *testing.T) {
 	if _, ok := es.Cluster("search.example.com").Meta(elastic.OwnerIndex); ok {
 		t.Error("the later Monocle's claim wrote a record")
 	}
-	if st := resolveClaimed(t, c, first); !st.targetReady {
+	if st := resolveClaimed(t, c, first); !st.cluster.ready {
 		t.Errorf("the first Monocle: ElasticsearchHealthy %+v, want ready", st.condition(monoclev1alpha1.ConditionElasticsearchHealthy))
 	}
 	if meta, _ := es.Cluster("search.example.com").Meta(elastic.OwnerIndex); meta["uid"] != string(first.UID) {
@@ -191,8 +191,8 @@ func TestSameNamespaceEarlierWinsBeforeAnyClaim(t *testing.T) {
 	c := claimingFixture(t, es, later, first)
 	st := resolveClaimed(t, c, later)
 	if cond := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy); cond == nil || cond.Reason != reasons.ElasticsearchInUse ||
-		!strings.Contains(cond.Message, "Monocle first of this namespace") || st.targetReady {
-		t.Errorf("later: ElasticsearchHealthy %+v, targetReady %v", cond, st.targetReady)
+		!strings.Contains(cond.Message, "Monocle first of this namespace") || st.cluster.ready {
+		t.Errorf("later: ElasticsearchHealthy %+v, targetReady %v", cond, st.cluster.ready)
 	}
 	if _, ok := es.Cluster("search.example.com").Meta(elastic.OwnerIndex); ok {
 		t.Error("the later Monocle claimed the cluster")
@@ -209,8 +209,8 @@ func TestClaimFailureWaits(t *testing.T) {
 	st := resolveClaimed(t, c, m)
 	cond := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy)
 	if cond == nil || cond.Status != metav1.ConditionUnknown || cond.Reason != reasons.ElasticsearchUnclaimed ||
-		!strings.Contains(cond.Message, "401") || st.targetReady {
-		t.Errorf("ElasticsearchHealthy %+v, targetReady %v; want Unknown ElasticsearchUnclaimed with the 401", cond, st.targetReady)
+		!strings.Contains(cond.Message, "401") || st.cluster.ready {
+		t.Errorf("ElasticsearchHealthy %+v, targetReady %v; want Unknown ElasticsearchUnclaimed with the 401", cond, st.cluster.ready)
 	}
 }
 

@@ -25,7 +25,7 @@ import (
 // and health as the resolve phase read them). It sets ElasticsearchHealthy, DiskPressure,
 // APIHealthy, CrawlersHealthy, CrawlersProgressing and BackupReady, and SpecAccepted False
 // when indexReplicas asks for more replicas than the data nodes hold. While hibernation
-// stops the Monocle (st.holds.Hibernating) it hands nothing to the worker and sets only the
+// stops the Monocle (workloads.holds.Hibernating) it hands nothing to the worker and sets only the
 // health conditions, but for the snapshots the hibernation waits for
 // (st.hibernation.AwaitedSnapshots): the worker then lists the backup repository, taking no
 // snapshot, until status.backup.running says they ended. status.crawlers is then kept as it
@@ -36,19 +36,19 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 	lastBackup := w.lastBackup
 	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
 	// once the resolve phase found it ready (target.go), with its credentials and CA.
-	elasticReady, target := elasticServing(st.elastic), st.target
+	elasticReady, target := elasticServing(st.elastic), st.cluster.target
 	if !target.Bundled() {
-		elasticReady = st.targetReady
+		elasticReady = st.cluster.ready
 	}
 	apiReady := st.api != nil && st.api.Status.ReadyReplicas > 0
-	if st.targetRefused {
+	if st.cluster.refused {
 		// The Monocle may not use its cluster (a cross-namespace reference without its
 		// grant): what the worker read of it while it could is dropped, and the status
 		// shows none of it.
 		c.operand.Forget(cache.MetaObjectToName(m))
 		st.status.ElasticsearchHealth = nil
 	}
-	if st.holds.Hibernating {
+	if w.holds.Hibernating {
 		// Hibernation reads nothing and does nothing in the operands: the health an earlier
 		// read found stands while a pod is there to have it, and turns Unknown once none is.
 		for _, cond := range day2.HealthConditions(m, operand.Result{}, elasticReady) {
@@ -92,7 +92,7 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 		var pvc *corev1.PersistentVolumeClaim
 		if target.Bundled() {
 			// Only the bundled Elasticsearch's volume grows.
-			pvc = c.elasticPVC(m, st.volume)
+			pvc = c.elasticPVC(m, st.adoption.volume)
 		}
 		growth, growthEvent := day2.PlanStorageGrowth(m, pvc, last, func() (bool, error) {
 			return c.storageClassExpands(ctx, pvc)
@@ -142,10 +142,10 @@ func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundatio
 // what the status had of the cluster is dropped when the Monocle may not use it.
 func clusterStatus(st *syncState, last operand.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
 	was := st.m.Status.ElasticsearchCluster
-	if st.targetRefused {
+	if st.cluster.refused {
 		was = nil
 	}
-	return day2.ClusterStatus(st.m, st.target, st.eck, was, last)
+	return day2.ClusterStatus(st.m, st.cluster.target, st.cluster.eck, was, last)
 }
 
 // followSnapshots hands the worker a plan that lists st's backup repository (and expires

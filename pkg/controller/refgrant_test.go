@@ -193,8 +193,8 @@ func TestCrossNamespaceReference(t *testing.T) {
 			if got := resolvedTarget(st); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("target = %+v, want %+v", got, tc.want)
 			}
-			if st.targetReady != (tc.want != nil) || st.targetRefused != (tc.reason != "") {
-				t.Errorf("targetReady = %v, targetRefused = %v; want %v, %v", st.targetReady, st.targetRefused, tc.want != nil, tc.reason != "")
+			if st.cluster.ready != (tc.want != nil) || st.cluster.refused != (tc.reason != "") {
+				t.Errorf("targetReady = %v, targetRefused = %v; want %v, %v", st.cluster.ready, st.cluster.refused, tc.want != nil, tc.reason != "")
 			}
 			c := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy)
 			switch {

@@ -25,9 +25,11 @@ import (
 // nothing new to say of a field leaves it as the last sync wrote it. Conditions enter through
 // setCondition and leave through removeCondition, errors through fail, and the events a phase
 // decides on through event; finishSync writes the status and records those events with it
-// (events.go). Only the sync's goroutine
-// writes the state: a phase's parallel steps (run) hand their results back, and run applies
-// them in a fixed order once every step has returned.
+// (events.go). Everything else a phase decides it returns: syncHandler keeps here what the
+// phases before the foundation decided (observed, adoption, cluster, hibernation), and hands
+// the foundation's and the workloads' results to the later phases as arguments. Only the
+// sync's goroutine writes the state: a phase's parallel steps (run) hand their results back,
+// and run applies them in a fixed order once every step has returned.
 type syncState struct {
 	// m is the sync's own copy of the Monocle; now is the time its decisions are made at.
 	m   *monoclev1alpha1.Monocle
@@ -43,41 +45,21 @@ type syncState struct {
 	removed    []string
 	pinned     map[string]bool
 
-	// target is the Elasticsearch cluster the Monocle uses, as the resolve phase found it
-	// (target.go, resources.NewTarget): with its credentials and CA once targetResolved (the
-	// bundled cluster at once; an ECK Elasticsearch, or a Secret, may be missing).
-	// targetReady is set when the API and crawler may start against a cluster of
-	// elasticsearchRef or external: resolved, Ready (ECK) and used by no other Monocle. The
-	// bundled cluster's readiness is its StatefulSet's (elasticServes). eck is the phase and
-	// health of an ECK Elasticsearch, as read.
-	target         resources.ElasticsearchTarget
-	targetResolved bool
-	targetReady    bool
-	eck            resources.ECKElasticsearch
-	// targetRefused is set when the Monocle may not use the cluster of its elasticsearchRef
-	// at all (refuseReference: another namespace's, not granted): nothing of it is read, and
-	// what the Monocle had of it (the proxy Secret, the worker's reads) goes.
-	targetRefused bool
-
-	// adopting is set while the Secret "<name>-api" is the earlier operator's; volume is the
-	// name of the Elasticsearch volume claim template (adopt).
-	adopting bool
-	volume   string
-
+	// observed is what the sync read of the workloads before its phases (observe.go).
+	observed observed
+	// adoption is what the adopt phase decided: whether the earlier operator's objects are
+	// being adopted, and the name of the Elasticsearch volume claim template.
+	adoption adoption
+	// cluster is what the resolve phase decided of the Elasticsearch cluster the Monocle
+	// uses (target.go).
+	cluster clusterTarget
 	// hibernation is what spec.hibernate asks of the sync (planHibernation): the components
 	// built with zero replicas, and whether the operand reads, Jobs, upgrades and restores
 	// wait.
 	hibernation day2.HibernationStep
-	// holds is what the sync stops and why (day2.PlanHolds): decided once, by the workloads
-	// phase, when the restore, the upgrade and the maintenance are planned (the zero value
-	// before). The API and crawler Deployments are built from it, and the Jobs and operand
-	// phases read it. The foundation phase, which comes before, builds the bundled
-	// Elasticsearch from hibernation.Stopped.Elastic: hibernation alone stops it, and
-	// holds.Stopped.Elastic is that same value.
-	holds day2.Holds
 
 	// The objects the workloads' status is read from: the StatefulSet and the Deployments m
-	// controls, as the sync left them (nil: none).
+	// controls, as the sync left them (nil: none): as observed, then as the phases wrote them.
 	elastic      *appsv1.StatefulSet
 	api, crawler *appsv1.Deployment
 	// apiWaits is set when the API Deployment was neither created nor rolled because
@@ -114,7 +96,7 @@ func newSyncState(ctx context.Context, m *monoclev1alpha1.Monocle, now time.Time
 // elasticAccess is how m's pods reach the target, the proxy Secret's data being proxyData
 // (nil: none) and the Secret "<name>-api"'s apiSecretData, which salts its hash.
 func (st *syncState) elasticAccess(proxyData, apiSecretData map[string][]byte) resources.ElasticAccess {
-	e := resources.ElasticAccess{Target: st.target}
+	e := resources.ElasticAccess{Target: st.cluster.target}
 	if proxyData != nil {
 		e.ProxyHash = resources.ProxyHash(proxyData, apiSecretData)
 	}

@@ -86,7 +86,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 		{"api", status.API, day2.DeploymentRolledOut(st.api)},
 		{"crawler", status.Crawler, day2.DeploymentRolledOut(st.crawler)},
 	}
-	if st.target.Bundled() {
+	if st.cluster.target.Bundled() {
 		// An Elasticsearch of elasticsearchRef or external is no workload of the Monocle.
 		components = append([]component{{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)}}, components...)
 	}

@@ -19,7 +19,8 @@ import (
 )
 
 // syncHandler converges the objects of the Monocle named by key and writes its status, in
-// phases over one syncState: adoption of an earlier operator's objects, the Elasticsearch
+// phases over one syncState, after one read of the workloads as the caches have them
+// (observe.go): adoption of an earlier operator's objects, the Elasticsearch
 // cluster it uses (target.go), what spec.hibernate stops (planhibernation.go), the foundation
 // objects (keys, Secrets, config, Services, Elasticsearch, exposure…), the API and crawler
 // workloads, the maintenance Jobs, what the operand worker reads and does in Elasticsearch,
@@ -54,11 +55,14 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	ctx, created := owned.WithCreatedLog(ctx)
 	defer c.recordCreated(st, created)
 
-	if err := c.adopt(ctx, st); err != nil {
+	st.observed = c.observe(m)
+	adopted, err := c.adopt(ctx, st)
+	if err != nil {
 		return err
 	}
-	c.resolveElasticsearch(ctx, st)
-	c.planHibernation(st)
+	st.adoption = adopted
+	st.cluster = c.resolveElasticsearch(ctx, st)
+	st.hibernation = c.planHibernation(st)
 	found := c.ensureFoundation(ctx, st)
 	work := c.ensureWorkloads(ctx, st, found)
 	c.ensureJobs(ctx, st, found, work)
@@ -136,11 +140,9 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 func (c *Controller) syncPaused(ctx context.Context, st *syncState) error {
 	m := st.m
 	// Nothing is resolved: the status names the workloads of the spec's kind of cluster.
-	st.target = resources.NewTarget(m, true)
-	if s, err := c.statefulSets.Get(m.Namespace, resources.ElasticName(m)); err == nil && owned.IsControlledBy(s, m) {
-		st.elastic = s
-	}
-	st.api, st.crawler = c.observeDeployments(m)
+	st.cluster.target = resources.NewTarget(m, true)
+	st.observed = c.observe(m)
+	st.elastic, st.api, st.crawler = st.observed.elastic, st.observed.api, st.observed.crawler
 	st.status.URL = statusURL(m, "")
 	st.setCondition(metav1.Condition{
 		Type: monoclev1alpha1.ConditionPaused, Status: metav1.ConditionTrue, Reason: reasons.Paused,

@@ -121,13 +121,31 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 	return out
 }
 
+// clusterTarget is what the resolve phase decides of the Elasticsearch cluster a Monocle
+// uses.
+type clusterTarget struct {
+	// target is the cluster (resources.NewTarget), with its credentials and CA once resolved:
+	// at once for the bundled cluster; for another, once the ECK Elasticsearch and the Secrets
+	// were there.
+	target   resources.ElasticsearchTarget
+	resolved bool
+	// ready is set when the API and crawler may start against a cluster of elasticsearchRef
+	// or external: resolved, Ready (ECK) and used by no other Monocle. The bundled cluster's
+	// readiness is its StatefulSet's (elasticServes).
+	ready bool
+	// refused is set when the Monocle may not use the cluster of its elasticsearchRef at all
+	// (refuseReference: another namespace's, not granted): nothing of it is read, and what the
+	// Monocle had of it (the proxy Secret, the worker's reads) goes.
+	refused bool
+	// eck is what was read of an ECK Elasticsearch: its phase and health go to
+	// status.elasticsearchCluster (readOperand).
+	eck resources.ECKElasticsearch
+}
+
 // resolveElasticsearch is the phase of the Elasticsearch target, before the foundation: it
-// sets st.target (resources.NewTarget), with its credentials and CA once they are read
-// (st.targetResolved), st.targetReady, and the ECK Elasticsearch's phase and health
-// (st.eck), which status.elasticsearchCluster shows (readOperand). The bundled cluster is
-// resolved and ready at once: its readiness is its StatefulSet's (elasticServes). What keeps
-// the Monocle from using a cluster of elasticsearchRef or external is pinned (pinCondition),
-// and the API and crawler then wait (elasticServes):
+// returns the cluster m uses (clusterTarget). The bundled cluster is resolved and ready at
+// once. What keeps the Monocle from using a cluster of elasticsearchRef or external is pinned
+// (pinCondition), and the API and crawler then wait (elasticServes):
 //   - ElasticsearchHealthy False ElasticsearchNotFound: ECK's API is not served, or the
 //     Elasticsearch does not exist (or is in a namespace this controller does not watch);
 //   - ElasticsearchHealthy Unknown ElasticsearchNotReady: the ECK Elasticsearch's phase is not
@@ -142,64 +160,65 @@ func keepTargetKeys(s *corev1.Secret) map[string][]byte {
 //
 // An elasticsearchRef to another namespace is first checked by refuseReference (refgrant.go:
 // ElasticsearchHealthy False ReferenceNotGranted, CrossNamespaceReferencesDisabled or
-// CredentialsRequired): refused, it sets st.targetRefused, and the status says nothing of
-// that cluster but its kind and the URL the spec implies, as the operator reads nothing of
-// it: neither the ECK Elasticsearch nor a Secret, nor the worker's reads it had.
-func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) {
+// CredentialsRequired): refused, the status says nothing of that cluster but its kind and
+// the URL the spec implies, as the operator reads nothing of it: neither the ECK
+// Elasticsearch nor a Secret, nor the worker's reads it had.
+func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) clusterTarget {
 	m := st.m
 	// Until an ECK Elasticsearch is read, its URL is the HTTPS one ECK serves by default.
-	st.target = resources.NewTarget(m, true)
-	if st.target.Bundled() {
-		st.targetResolved, st.targetReady = true, true
-		return
+	r := clusterTarget{target: resources.NewTarget(m, true)}
+	if r.target.Bundled() {
+		r.resolved, r.ready = true, true
+		return r
 	}
 	tls := true
 	var held *metav1.Condition
 	if es := m.Spec.Elasticsearch; es.ElasticsearchRef != nil {
 		if refused := c.refuseReference(m); refused != nil {
-			st.targetRefused = true
+			r.refused = true
 			st.pinCondition(*refused)
-			return
+			return r
 		}
 		eck, cond := c.readECK(m)
 		if eck == nil {
 			st.pinCondition(*cond)
-			return
+			return r
 		}
-		st.eck = resources.ReadECK(eck)
-		tls = st.eck.TLS
-		if !st.eck.Ready() {
+		r.eck = resources.ReadECK(eck)
+		tls = r.eck.TLS
+		if !r.eck.Ready() {
 			held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionUnknown,
 				Reason: reasons.ElasticsearchNotReady,
 				Message: fmt.Sprintf("ECK Elasticsearch %s/%s is in phase %q with health %q, not %s: the API and crawler wait until it is",
-					eck.GetNamespace(), eck.GetName(), st.eck.Phase, st.eck.Health, resources.ECKReadyPhase)}
+					eck.GetNamespace(), eck.GetName(), r.eck.Phase, r.eck.Health, resources.ECKReadyPhase)}
 		}
 	}
 	plan := planTarget(m, tls)
-	st.target = plan.target
+	r.target = plan.target
 	target, secrets, err := c.readTarget(ctx, plan)
 	if err != nil {
 		st.fail(err)
-		return
+		return r
 	}
 	if secrets != nil {
 		st.pinCondition(*secrets)
 	} else {
-		st.target, st.targetResolved = target, true
+		r.target, r.resolved = target, true
 	}
 	if holder := c.clusterHolder(m); holder != nil {
 		held = &metav1.Condition{Type: monoclev1alpha1.ConditionElasticsearchHealthy, Status: metav1.ConditionFalse,
 			Reason: reasons.ElasticsearchInUse,
 			Message: fmt.Sprintf("Monocle %s of this namespace, created earlier, uses the same Elasticsearch (%s): Monocle's index names are fixed, so two Monocles cannot share a cluster; the API and crawler of this one do not start until it uses another cluster",
-				holder.Name, st.target.Identity)}
-	} else if held == nil && st.targetResolved {
+				holder.Name, r.target.Identity)}
+	} else if held == nil && r.resolved {
 		// The cluster's own record decides across namespaces (ownership.go).
-		held = c.claimCluster(ctx, st)
+		held = c.claimCluster(ctx, m, r.target)
 	}
 	if held != nil {
 		st.pinCondition(*held)
 	}
-	st.targetReady = st.targetResolved && held == nil
+	r.ready = r.resolved && held == nil
+	return r
 }
 
 // readECK returns m's ECK Elasticsearch from the informer's cache, or nil and the

@@ -217,8 +217,8 @@ func TestResolveElasticsearch(t *testing.T) {
 			if got := resolvedTarget(st); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("target = %+v, want %+v", got, tc.want)
 			}
-			if st.targetReady != tc.ready {
-				t.Errorf("targetReady = %v, want %v", st.targetReady, tc.ready)
+			if st.cluster.ready != tc.ready {
+				t.Errorf("targetReady = %v, want %v", st.cluster.ready, tc.ready)
 			}
 			pinned := map[string]string{}
 			var messages []string
@@ -272,8 +272,8 @@ func TestTargetSecretsAreReadOncePerVersion(t *testing.T) {
 	if got := gets(); len(got) != 0 {
 		t.Errorf("second resolve read %q again", got)
 	}
-	if !st.targetResolved || st.target.Password != "eck-password" {
-		t.Errorf("cached target = %+v", st.target)
+	if !st.cluster.resolved || st.cluster.target.Password != "eck-password" {
+		t.Errorf("cached target = %+v", st.cluster.target)
 	}
 }
 
@@ -311,8 +311,8 @@ func TestOneMonoclePerCluster(t *testing.T) {
 			st := f.resolve(f.newController())
 			c := st.condition(monoclev1alpha1.ConditionElasticsearchHealthy)
 			if tc.holder == "" {
-				if c != nil || !st.targetReady {
-					t.Errorf("ElasticsearchHealthy = %+v, targetReady = %v; want no condition, ready", c, st.targetReady)
+				if c != nil || !st.cluster.ready {
+					t.Errorf("ElasticsearchHealthy = %+v, targetReady = %v; want no condition, ready", c, st.cluster.ready)
 				}
 				return
 			}
@@ -320,7 +320,7 @@ func TestOneMonoclePerCluster(t *testing.T) {
 				!strings.Contains(c.Message, "Monocle "+tc.holder+" of this namespace,") || !strings.Contains(c.Message, "http://es.example.com:9200") {
 				t.Errorf("ElasticsearchHealthy = %+v, want False ElasticsearchInUse naming %s and the cluster", c, tc.holder)
 			}
-			if st.targetReady {
+			if st.cluster.ready {
 				t.Error("the later Monocle's target is ready")
 			}
 		})

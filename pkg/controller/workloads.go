@@ -21,6 +21,11 @@ type workloads struct {
 	upgrade day2.UpgradeStep
 	// lastBackup is what the last read of Elasticsearch did of the backup work (nil: none).
 	lastBackup *operand.BackupOutcome
+	// holds is what the sync stops and why (day2.PlanHolds): the API and crawler Deployments
+	// are built from it, and the Jobs and operand phases read it. The foundation phase, which
+	// comes before, builds the bundled Elasticsearch from hibernation.Stopped.Elastic:
+	// hibernation alone stops it, and holds.Stopped.Elastic is that same value.
+	holds day2.Holds
 }
 
 // ensureWorkloads is the phase of the API and crawler Deployments. They need the generated
@@ -32,11 +37,11 @@ type workloads struct {
 // (day2.PlanUpgrade). Hibernation stops them in its order, and a restore or an upgrade asked
 // for meanwhile waits until the Monocle is awake (day2.HoldRestore, day2.HoldUpgrade). Once
 // the restore, the upgrade and the maintenance are planned, it decides what the sync stops
-// and why (st.holds, day2.PlanHolds), which the Deployments are built from. It sets Restored
+// and why (workloads.holds, day2.PlanHolds), which the Deployments are built from. It sets Restored
 // and Upgraded, and status.restore and status.upgrade.
 func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f foundation) workloads {
 	m := st.m
-	st.api, st.crawler = c.observeDeployments(m)
+	st.api, st.crawler = st.observed.api, st.observed.crawler
 	w := workloads{maintenance: day2.PlanMaintenance(m, f.config.parsed, c.jobFinished(m))}
 	w.lastBackup = c.operand.LastBackup(m)
 	restore := day2.RestoreStatusAfter(m, w.lastBackup, st.now)
@@ -53,12 +58,12 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	}
 	st.status.Upgrade = w.upgrade.Status
 	st.setCondition(w.upgrade.Condition)
-	st.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.StopCrawler)
+	w.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.StopCrawler)
 	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
-		Stopped:  st.holds.Stopped,
+		Stopped:  w.holds.Stopped,
 		APIImage: w.upgrade.APIImage, CrawlerImage: w.upgrade.CrawlerImage, APIRecreate: w.upgrade.APIRecreate,
 		CrawlerRestartedAt: day2.CrawlerRestartedAt(m), APIRestartedAt: day2.APIRestartedAt(m), TrustedCAHash: f.secrets.caHash}
 	in.Elastic = st.elasticAccess(f.proxyData(), f.apiSecret.Data)
@@ -79,7 +84,7 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 				return nil, nil
 			}
 			desired := resources.NewCrawlerDeployment(m, in)
-			if !st.target.Bundled() && waitsForElasticsearch(st.targetReady, st.crawler, desired) {
+			if !st.cluster.target.Bundled() && waitsForElasticsearch(st.cluster.ready, st.crawler, desired) {
 				// The crawler writes through the API, which waits; it must not crawl for a
 				// cluster another Monocle uses either.
 				return nil, nil
@@ -89,18 +94,6 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 		},
 	)
 	return w
-}
-
-// observeDeployments returns the API and crawler Deployments m controls, from the cache.
-func (c *Controller) observeDeployments(m *monoclev1alpha1.Monocle) (api, crawler *appsv1.Deployment) {
-	get := func(name string) *appsv1.Deployment {
-		d, err := c.deployments.Get(m.Namespace, name)
-		if err != nil || !owned.IsControlledBy(d, m) {
-			return nil
-		}
-		return d
-	}
-	return get(resources.APIName(m)), get(resources.CrawlerName(m))
 }
 
 // ensureAPIDisruptionBudget keeps a PodDisruptionBudget for the API while it has more than
@@ -123,7 +116,7 @@ func (c *Controller) ensureAPIDisruptionBudget(ctx context.Context, m *monoclev1
 // does) goes through at once, and a running API keeps running what it runs.
 //
 // With a cluster of elasticsearchRef or external, the API and the crawler both wait, by the
-// same rule, until the resolve phase finds that cluster ready (st.targetReady, target.go):
+// same rule, until the resolve phase finds that cluster ready (st.cluster.ready, target.go):
 // an ECK Elasticsearch in phase Ready, the Secrets of its credentials and CA there, and no
 // other Monocle using it. AutoPilotElasticsearchFirst does not turn that off: pods started
 // then would write into another Monocle's indices or crash-loop on a missing password.
@@ -155,7 +148,7 @@ func waitsForElasticsearch(serving bool, live, desired *appsv1.Deployment) bool 
 }
 
 // apiWaits reports whether the sync leaves the API Deployment desired as it is, by
-// apiWaitsForElasticsearch on st.elastic, or by waitsForElasticsearch on st.targetReady for a
+// apiWaitsForElasticsearch on st.elastic, or by waitsForElasticsearch on st.cluster.ready for a
 // cluster of elasticsearchRef or external; live is the API Deployment m controls (st.api,
 // nil: none). A name another owner holds in the cache does not wait: Ensure then reports the
 // conflict. With the bundled cluster, nothing waits either when AutoPilotOffAnnotation turns
@@ -167,8 +160,8 @@ func (c *Controller) apiWaits(st *syncState, desired *appsv1.Deployment) bool {
 			return false
 		}
 	}
-	if !st.target.Bundled() {
-		return waitsForElasticsearch(st.targetReady, live, desired)
+	if !st.cluster.target.Bundled() {
+		return waitsForElasticsearch(st.cluster.ready, live, desired)
 	}
 	if day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotElasticsearchFirst) {
 		return false
