@@ -65,13 +65,13 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 			SecretMetadata:    metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("secrets")),
 			ConfigMapMetadata: metadataFactory.ForResource(corev1.SchemeGroupVersion.WithResource("configmaps")),
 		}, queueName, controller.Options{
-			Operands:          operand.Options{Interval: o.readInterval, Timeout: o.readTimeout, DialAddress: o.dialAddress},
-			OperatorNamespace: inClusterNamespace(),
+			Operands:                       operand.Options{Interval: o.readInterval, Timeout: o.readTimeout, DialAddress: o.dialAddress},
+			OperatorNamespace:              inClusterNamespace(),
+			RefuseCrossNamespaceReferences: !o.crossNSRefs,
 		})
 		if err != nil {
 			return nil, nil, err
 		}
-		c.AllowCrossNamespaceReferences(o.crossNSRefs)
 		controllers = append(controllers, c)
 		starters = append(starters, kube.start, monocleFactory.Start, metadataFactory.Start)
 	}

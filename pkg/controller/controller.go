@@ -134,7 +134,7 @@ type Controller struct {
 	// plan (Options.Operands); operand.Off() when reading is off.
 	operand operand.Worker
 	// refuseCrossNamespace refuses every elasticsearchRef to another namespace, granted or
-	// not (AllowCrossNamespaceReferences, refgrant.go).
+	// not (Options.RefuseCrossNamespaceReferences, refgrant.go).
 	refuseCrossNamespace bool
 	// operatorNamespace is the namespace of the operator's pods, which each NetworkPolicy
 	// then admits to Elasticsearch; "" when reading is off or the operator runs outside the
@@ -189,6 +189,10 @@ type Options struct {
 	// cluster. While the controller reads the operands, each Monocle's NetworkPolicy admits
 	// the operator's pods of that namespace to its bundled Elasticsearch.
 	OperatorNamespace string
+	// RefuseCrossNamespaceReferences refuses every elasticsearchRef to an Elasticsearch of
+	// another namespace, granted or not (--cross-namespace-references=false); by default such
+	// a reference is used once a ReferenceGrant there allows it (refgrant.go).
+	RefuseCrossNamespaceReferences bool
 }
 
 // NewController returns a Controller that watches the given informers, writes through the
@@ -221,12 +225,13 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 			failureRateLimiter(),
 			workqueue.TypedRateLimitingQueueConfig[cache.ObjectName]{Name: queueName},
 		),
-		unavailableBackoff: workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
-		staleCacheBackoff:  workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
-		recorder:           recorder,
-		created:            &createdHold{held: map[cache.ObjectName]heldObjects{}},
-		progress:           &statusWrites{last: map[cache.ObjectName]time.Time{}},
-		random:             rand.Reader,
+		unavailableBackoff:   workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](unavailableBaseDelay, unavailableMaxDelay),
+		staleCacheBackoff:    workqueue.NewTypedItemExponentialFailureRateLimiter[cache.ObjectName](staleCacheBaseDelay, staleCacheMaxDelay),
+		recorder:             recorder,
+		created:              &createdHold{held: map[cache.ObjectName]heldObjects{}},
+		progress:             &statusWrites{last: map[cache.ObjectName]time.Time{}},
+		random:               rand.Reader,
+		refuseCrossNamespace: o.RefuseCrossNamespaceReferences,
 	}
 	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)
 	if c.readsOperands() {

@@ -166,14 +166,13 @@ func (f *fixture) newController() *Controller {
 		Optional:               OptionalAPIs{Dynamic: f.dynamic, Discovery: f.kubeclient.Discovery()},
 		SecretMetadata:         secretMetadata,
 		ConfigMapMetadata:      configMapMetadata,
-	}, "test", Options{Operands: f.operands, OperatorNamespace: f.operatorNamespace})
+	}, "test", Options{Operands: f.operands, OperatorNamespace: f.operatorNamespace, RefuseCrossNamespaceReferences: f.crossNamespaceOff})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
 	c.random = rand.New(rand.NewSource(1))
-	c.AllowCrossNamespaceReferences(!f.crossNamespaceOff)
 	for _, m := range f.monocles {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)
 	}

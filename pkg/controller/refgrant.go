@@ -27,7 +27,7 @@ import (
 // grant allowed"). Across namespaces the Monocle also brings its own credentials
 // (credentialsSecretRef, in its own namespace): the `elastic` superuser's Secret ECK makes is
 // never read there. The operator's admin may turn cross-namespace references off entirely
-// (AllowCrossNamespaceReferences).
+// (Options.RefuseCrossNamespaceReferences).
 
 // refNamespaceIndex indexes Monocles by the namespace of an ECK Elasticsearch they reference
 // in another namespace than theirs, so that a ReferenceGrant's event there enqueues them.
@@ -49,13 +49,6 @@ func indexByRefNamespace(obj any) ([]string, error) {
 func crossNamespaceRef(m *monoclev1alpha1.Monocle) bool {
 	ref := m.Spec.Elasticsearch.ElasticsearchRef
 	return ref != nil && ref.Namespace != "" && ref.Namespace != m.Namespace
-}
-
-// AllowCrossNamespaceReferences sets whether a Monocle's elasticsearchRef may name an
-// Elasticsearch of another namespace (given a ReferenceGrant there); true unless the
-// operator's admin turns them off (--cross-namespace-references=false). Call it before Run.
-func (c *Controller) AllowCrossNamespaceReferences(allow bool) {
-	c.refuseCrossNamespace = !allow
 }
 
 // refuseReference returns the ElasticsearchHealthy condition that refuses m's cross-namespace

@@ -1,7 +1,6 @@
 package kubectlmonocle
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -283,7 +282,7 @@ func ownCluster(m *monoclev1alpha1.Monocle) string {
 	switch {
 	case es.ElasticsearchRef != nil:
 		return fmt.Sprintf("the ECK Elasticsearch %s/%s (spec.elasticsearch.elasticsearchRef)",
-			cmp.Or(es.ElasticsearchRef.Namespace, m.Namespace), es.ElasticsearchRef.Name)
+			resources.ECKNamespace(m), es.ElasticsearchRef.Name)
 	case es.External != nil:
 		return fmt.Sprintf("the Elasticsearch %s (spec.elasticsearch.external)", es.External.URL)
 	}
