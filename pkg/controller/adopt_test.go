@@ -115,7 +115,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	held := c.serviceClient(false)
 	desiredConfig := resources.NewConfigMap(m, resources.DefaultConfig)
 	desiredElasticSvc, desiredAPISvc := resources.NewElasticService(m), resources.NewAPIService(m)
-	desiredElastic := resources.NewElasticStatefulSet(m, resources.EarlierElasticDataVolume(m), false)
+	desiredElastic := resources.NewElasticStatefulSet(m, resources.EarlierElasticDataVolume(m), false, "")
 	desiredAPI, desiredCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
 	checkActions(t, kubeWrites,
 		expectDelete("jobs", m.Namespace, EarlierUpdateIdentsJob),

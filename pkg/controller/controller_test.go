@@ -61,7 +61,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		expectCreate(resources.NewAPISecret(m, keys)),
 		expectCreate(resources.NewConfigMap(m, resources.DefaultConfig)),
 		expectCreate(resources.NewElasticService(m)),
-		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)),
+		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, "")),
 		expectCreate(resources.NewAPIService(m)),
 		expectCreate(resources.NewNetworkPolicy(m, "")),
 		expectCreate(resources.NewCrawlerDeployment(m, in)))

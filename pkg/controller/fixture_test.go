@@ -583,7 +583,7 @@ func condition(t *testing.T, m *monoclev1alpha1.Monocle, typ string) metav1.Cond
 
 // readyElastic is m's Elasticsearch StatefulSet as its builder makes it, with one ready pod.
 func readyElastic(m *monoclev1alpha1.Monocle) *appsv1.StatefulSet {
-	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)).(*appsv1.StatefulSet)
+	return withReadyStatus(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, "")).(*appsv1.StatefulSet)
 }
 
 // dialAddress is the host:port of srv, for operand.Options.DialAddress.

@@ -165,8 +165,13 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState) (fu
 	var errs []error
 	spec := day2.ElasticSpecCondition(m, live)
 	if spec.Status == metav1.ConditionTrue {
-		var err error
-		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic))
+		// The node starts with security on: its users come first, or it would lock out
+		// the pods and the operator.
+		users, err := c.ensureElasticUsers(ctx, m)
+		if err == nil {
+			hash := resources.ElasticUsersHash(users.secret.Data)
+			live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic, hash))
+		}
 		errs = append(errs, err)
 	}
 	storage, err := c.ensureStorage(ctx, m, st.adoption.volume)

@@ -30,7 +30,7 @@ func TestObserve(t *testing.T) {
 	}{
 		{name: "a new Monocle: nothing"},
 		{name: "its workloads and a running Job",
-			objects: []runtime.Object{resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false),
+			objects: []runtime.Object{resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, ""),
 				resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in), running, done},
 			elastic: true, api: true, crawler: true, jobs: true},
 		{name: "another owner's crawler, a finished Job",

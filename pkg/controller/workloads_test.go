@@ -99,7 +99,7 @@ func TestAPIWaitsForElasticsearch(t *testing.T) {
 // TestAPIWaitsOnlyToStartPods: what starts no API pod does not wait for Elasticsearch.
 func TestAPIWaitsOnlyToStartPods(t *testing.T) {
 	m := newMonocle("demo")
-	unready := resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false)
+	unready := resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, "")
 	in := resources.Inputs{ConfigHash: "a"}
 	live := withReadyStatus(resources.NewAPIDeployment(m, in)).(*appsv1.Deployment)
 	rolled := resources.NewAPIDeployment(m, resources.Inputs{ConfigHash: "b"})

@@ -108,12 +108,11 @@ func restoreSource(m *monoclev1alpha1.Monocle) *monoclev1alpha1.BackupRepository
 }
 
 // addRepositories puts m's repositories into the Elasticsearch pod: volumes mounted under
-// path.repo, and for S3 an init container that writes the credentials into the keystore of
-// the config directory (the emptyDir init-config filled) before Elasticsearch starts. The
-// Secret of an S3 repository is optional in the pod: a missing one leaves Elasticsearch
-// running and the repository's registration failing, which the BackupReady condition
-// reports.
-func addRepositories(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, es *corev1.Container, configMount, tmpMount corev1.VolumeMount) {
+// path.repo, and returns the credentials of the S3 ones, which init-keystore writes into the
+// keystore (keystoreContainer). The Secret of an S3 repository is optional in the pod: a
+// missing one leaves Elasticsearch running and the repository's registration failing, which
+// the BackupReady condition reports.
+func addRepositories(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, es *corev1.Container) []s3Credentials {
 	var paths []string
 	var s3 []s3Credentials
 	if m.Spec.Backup != nil {
@@ -137,9 +136,7 @@ func addRepositories(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, es *corev1
 	if len(paths) > 0 {
 		es.Env = append(es.Env, corev1.EnvVar{Name: "path.repo", Value: strings.Join(paths, ",")})
 	}
-	if len(s3) > 0 {
-		pod.InitContainers = append(pod.InitContainers, keystoreContainer(m, pod, s3, configMount, tmpMount))
-	}
+	return s3
 }
 
 // s3Credentials is an S3 client's keystore entries, from a Secret.
@@ -153,14 +150,20 @@ func addClaim(pod *corev1.PodSpec, c *corev1.Container, name, claim, path string
 }
 
 // keystoreContainer is the init container "init-keystore": with ES_PATH_CONF on the config
-// emptyDir, it creates the keystore when missing and adds each credential file of each S3
-// Secret (mounted from optional Secret volumes) as s3.client.<client>.<key>, with
-// elasticsearch-keystore's --stdin and --force.
+// emptyDir (which init-config filled), it creates the keystore when missing and adds, with
+// elasticsearch-keystore's --stdin and --force, the elastic user's bootstrap password
+// (bootstrap.password, from the Secret "<name>-elastic-users"), then each credential file of
+// each S3 Secret (mounted from optional Secret volumes) as s3.client.<client>.<key>. It runs
+// at every start of the pod: the keystore is in an emptyDir, and a rotated password is read
+// anew.
 func keystoreContainer(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, creds []s3Credentials, configMount, tmpMount corev1.VolumeMount) corev1.Container {
 	mount := configMount
 	mount.MountPath = "/mnt/config"
-	mounts := []corev1.VolumeMount{mount, tmpMount}
-	script := "set -e\nks=" + elasticHome + "/bin/elasticsearch-keystore\n[ -f /mnt/config/elasticsearch.keystore ] || $ks create\n"
+	bootstrapVol, bootstrapMount := elasticUsersVolume(m, "bootstrap", elasticUsersDir, ElasticSuperuser)
+	pod.Volumes = append(pod.Volumes, bootstrapVol)
+	mounts := []corev1.VolumeMount{mount, tmpMount, bootstrapMount}
+	script := "set -e\nks=" + elasticHome + "/bin/elasticsearch-keystore\n[ -f /mnt/config/elasticsearch.keystore ] || $ks create\n" +
+		"$ks add --stdin --force bootstrap.password < " + elasticUsersDir + "/" + ElasticSuperuser + "\n"
 	for _, c := range creds {
 		vol := "s3-" + c.client
 		dir := "/mnt/" + vol

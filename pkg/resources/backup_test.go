@@ -15,7 +15,7 @@ import (
 // that the StatefulSet is updated in place on the same data PVC.
 func TestRepositoriesChangeOnlyThePodTemplate(t *testing.T) {
 	plain := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: "ns"}}
-	base := NewElasticStatefulSet(plain, ElasticDataVolume, false)
+	base := NewElasticStatefulSet(plain, ElasticDataVolume, false, "")
 
 	volume := plain.DeepCopy()
 	volume.Spec.Backup = &monoclev1alpha1.BackupSpec{}
@@ -26,7 +26,7 @@ func TestRepositoriesChangeOnlyThePodTemplate(t *testing.T) {
 		S3: &monoclev1alpha1.S3Repository{Bucket: "b", SecretRef: monoclev1alpha1.SecretReference{Name: "keys"}}}}
 
 	for name, m := range map[string]*monoclev1alpha1.Monocle{"volume": volume, "s3": s3} {
-		s := NewElasticStatefulSet(m, ElasticDataVolume, false)
+		s := NewElasticStatefulSet(m, ElasticDataVolume, false, "")
 		if !equality.Semantic.DeepEqual(s.Spec.VolumeClaimTemplates, base.Spec.VolumeClaimTemplates) {
 			t.Errorf("%s: the volume claim templates changed", name)
 		}
@@ -35,7 +35,7 @@ func TestRepositoriesChangeOnlyThePodTemplate(t *testing.T) {
 		}
 	}
 
-	pod := NewElasticStatefulSet(volume, ElasticDataVolume, false).Spec.Template.Spec
+	pod := NewElasticStatefulSet(volume, ElasticDataVolume, false, "").Spec.Template.Spec
 	pathRepo := ""
 	for _, e := range pod.Containers[0].Env {
 		if e.Name == "path.repo" {
@@ -58,7 +58,7 @@ func TestRepositoriesChangeOnlyThePodTemplate(t *testing.T) {
 		t.Errorf("restore source claim: mounted %v, read-only %v", ok, ro)
 	}
 
-	pod = NewElasticStatefulSet(s3, ElasticDataVolume, false).Spec.Template.Spec
+	pod = NewElasticStatefulSet(s3, ElasticDataVolume, false, "").Spec.Template.Spec
 	if n := len(pod.InitContainers); n != 2 || pod.InitContainers[1].Name != "init-keystore" {
 		t.Fatalf("init containers: %d", n)
 	}
@@ -69,7 +69,7 @@ func TestRepositoriesChangeOnlyThePodTemplate(t *testing.T) {
 		}
 	}
 	for _, v := range pod.Volumes {
-		if v.Secret != nil && (v.Secret.SecretName != "keys" || v.Secret.Optional == nil || !*v.Secret.Optional) {
+		if v.Secret != nil && v.Secret.SecretName != ElasticUsersSecretName(s3) && (v.Secret.SecretName != "keys" || v.Secret.Optional == nil || !*v.Secret.Optional) {
 			t.Errorf("S3 Secret volume %+v: want Secret keys, optional", v.Secret)
 		}
 	}
@@ -97,7 +97,7 @@ func TestExistingRepositoryNeedsNothingInThePod(t *testing.T) {
 	if BackupVolumeWanted(existing) {
 		t.Error("an existing repository wants a backup volume")
 	}
-	if !equality.Semantic.DeepEqual(NewElasticStatefulSet(existing, ElasticDataVolume, false), NewElasticStatefulSet(plain, ElasticDataVolume, false)) {
+	if !equality.Semantic.DeepEqual(NewElasticStatefulSet(existing, ElasticDataVolume, false, ""), NewElasticStatefulSet(plain, ElasticDataVolume, false, "")) {
 		t.Error("an existing repository changed the Elasticsearch StatefulSet")
 	}
 }

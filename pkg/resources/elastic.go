@@ -62,20 +62,28 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // the here-documents of the image's docker-entrypoint.sh: elastic/elasticsearch#95542). Each
 // gets an emptyDir; the config directory's is filled with the image's own config by an init
 // container of the same image, as ECK's elastic-internal-init-filesystem does.
-func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bool) *appsv1.StatefulSet {
+func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bool, usersHash string) *appsv1.StatefulSet {
 	image := ElasticImage(m)
 	configVol, configMount := emptyDir("config", elasticHome+"/config")
+	probeVol, probeMount := elasticUsersVolume(m, "probe", elasticProbeDir, ElasticProbeUser)
+	realmVol, realmMount := elasticUsersVolume(m, "realm", elasticRealmDir, ElasticRealmFiles...)
 	logsVol, logsMount := emptyDir("logs", elasticHome+"/logs")
 	tmpVol, tmpMount := emptyDir("tmp", "/tmp")
 	initConfigMount := configMount
 	initConfigMount.MountPath = "/mnt/config"
+	// The image's configuration, then the file realm's files over its empty ones.
+	realmFiles := ""
+	for _, f := range ElasticRealmFiles {
+		realmFiles += " " + elasticRealmDir + "/" + f
+	}
 	initContainer := corev1.Container{
-		Name:    "init-config",
-		Image:   image,
-		Command: []string{"cp", "-R", elasticHome + "/config/.", initConfigMount.MountPath + "/"},
+		Name:  "init-config",
+		Image: image,
+		Command: []string{"sh", "-c", fmt.Sprintf("cp -R %s/config/. %s/ && cp%s %s/",
+			elasticHome, initConfigMount.MountPath, realmFiles, initConfigMount.MountPath)},
 		// The copy is small; the limits keep it under a namespace's LimitRange defaults.
 		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
-		VolumeMounts:             []corev1.VolumeMount{initConfigMount},
+		VolumeMounts:             []corev1.VolumeMount{initConfigMount, realmMount},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
@@ -87,28 +95,34 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 			{Name: "discovery.type", Value: "single-node"},
 			{Name: "node.store.allow_mmap", Value: "false"},
 			{Name: "ES_JAVA_OPTS", Value: JavaOpts(m)},
+			// Security on; with single-node discovery, Elasticsearch 7.17 does not require
+			// TLS on the transport layer (its bootstrap checks, TLS's among them, apply to
+			// a node that forms a cluster by discovery). HTTP stays plain: Monocle 1.11.2
+			// speaks plain HTTP only, through the proxy sidecar on the pod's loopback.
+			{Name: "xpack.security.enabled", Value: "true"},
 		},
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: ElasticPort, Protocol: corev1.ProtocolTCP},
 		},
 		StartupProbe: tcpProbe("http", 5, 5, 60),
 		// Ready once the cluster reaches yellow: a single node never has replicas for green.
-		ReadinessProbe:           httpProbe("/_cluster/health?wait_for_status=yellow&timeout=2s", "http", 10, 5, 3),
+		ReadinessProbe:           elasticReadinessProbe(probeMount.MountPath + "/" + ElasticProbeUser),
 		LivenessProbe:            tcpProbe("http", 20, 5, 3),
 		Resources:                ElasticResources(m),
-		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: elasticHome + "/data"}, configMount, logsMount, tmpMount},
+		VolumeMounts:             []corev1.VolumeMount{{Name: volume, MountPath: elasticHome + "/data"}, configMount, logsMount, tmpMount, probeMount},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	pod := corev1.PodSpec{
 		InitContainers:                []corev1.Container{initContainer},
-		Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol},
+		Volumes:                       []corev1.Volume{configVol, logsVol, tmpVol, probeVol, realmVol},
 		AutomountServiceAccountToken:  ptr.To(false),
 		EnableServiceLinks:            ptr.To(false),
 		TerminationGracePeriodSeconds: ptr.To[int64](60),
 	}
-	addRepositories(m, &pod, &container, configMount, tmpMount)
+	s3 := addRepositories(m, &pod, &container)
+	pod.InitContainers = append(pod.InitContainers, keystoreContainer(m, &pod, s3, configMount, tmpMount))
 	containers := []corev1.Container{container}
 	if m.Spec.Elasticsearch.Exporter != nil {
 		containers = append(containers, exporterContainer(m))
@@ -125,6 +139,10 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 	}
 	labels := Labels(m, ComponentElastic)
 	labels[VersionLabel] = versionLabel(image)
+	annotations := map[string]string{}
+	if usersHash != "" {
+		annotations[ElasticUsersHashAnnotation] = usersHash
+	}
 	s := &appsv1.StatefulSet{
 		ObjectMeta: objectMeta(m, ElasticName(m), ComponentElastic),
 		Spec: appsv1.StatefulSetSpec{
@@ -138,7 +156,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 				WhenScaled:  appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 			},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec:       pod,
 			},
 			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
@@ -180,5 +198,57 @@ func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+	}
+}
+
+// elasticRealmDir is where the init container of the bundled node finds the file realm's
+// files (ElasticRealmFiles), which it copies into the configuration directory;
+// elasticUsersDir where init-keystore finds the elastic user's password, and elasticProbeDir
+// where the node's readiness probe finds the probe user's.
+const (
+	elasticRealmDir = "/mnt/elastic-realm"
+	elasticUsersDir = "/mnt/elastic-users"
+	elasticProbeDir = "/mnt/elastic-probe"
+)
+
+// ElasticUsersHashAnnotation on the bundled node's pod template is the hash of the Secret
+// "<name>-elastic-users" (ElasticUsersHash): a rotated password restarts the node, which reads
+// the file realm and the bootstrap password at start.
+const ElasticUsersHashAnnotation = "monocle.change-metrics.io/elastic-users-hash"
+
+// ElasticUsersHash is the value of ElasticUsersHashAnnotation for the data of the Secret
+// "<name>-elastic-users". The data holds the generated passwords themselves, so the hash,
+// which whoever reads StatefulSets reads, cannot be used to test guesses of one.
+func ElasticUsersHash(users map[string][]byte) string { return Hash(users) }
+
+// elasticUsersVolume is the volume name of the keys of the Secret "<name>-elastic-users",
+// mounted read-only at dir, readable by the pod's group (fsGroup): a container mounts only
+// the keys it needs.
+func elasticUsersVolume(m *monoclev1alpha1.Monocle, name, dir string, keys ...string) (corev1.Volume, corev1.VolumeMount) {
+	items := make([]corev1.KeyToPath, 0, len(keys))
+	for _, k := range keys {
+		items = append(items, corev1.KeyToPath{Key: k, Path: k})
+	}
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: ElasticUsersSecretName(m), Items: items, DefaultMode: ptr.To[int32](0o440),
+		}}},
+		corev1.VolumeMount{Name: name, MountPath: dir, ReadOnly: true}
+}
+
+// elasticReadinessProbe asks the bundled node for the cluster's health as ElasticProbeUser,
+// whose password is in the file password: ready once the cluster reaches yellow (a single node
+// never has replicas for green). The credentials reach curl as a config on its stdin (-K -),
+// written by the shell's printf builtin: never in an argument, which any process of the pod
+// could read. ECK's readiness probe, which this follows, reads its probe user's password from a
+// file in the same way (github.com/elastic/cloud-on-k8s, pkg/controller/elasticsearch/nodespec/readiness_probe.go).
+func elasticReadinessProbe(password string) *corev1.Probe {
+	script := fmt.Sprintf(`printf 'user = "%s:%%s"\n' "$(cat %s)" | curl -fsS -o /dev/null --max-time 4 -K - 'http://127.0.0.1:%d/_cluster/health?wait_for_status=yellow&timeout=2s'`,
+		ElasticProbeUser, password, ElasticPort)
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", script}}},
+		PeriodSeconds:    10,
+		TimeoutSeconds:   5,
+		FailureThreshold: 3,
+		SuccessThreshold: 1,
 	}
 }

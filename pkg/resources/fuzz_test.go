@@ -81,7 +81,7 @@ func buildAll(m *monoclev1alpha1.Monocle, keys map[string][]byte) []any {
 		NewAPIService(m),
 		NewCrawlerDeployment(m, in),
 		NewElasticService(m),
-		NewElasticStatefulSet(m, ElasticDataVolume, false),
+		NewElasticStatefulSet(m, ElasticDataVolume, false, ""),
 		NewAPISecret(m, keys),
 		NewConfigMap(m, Config(m)),
 		NewUpdateIdentsJob(m, in.ConfigHash, bundledAccess(m)),

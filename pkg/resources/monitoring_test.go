@@ -71,7 +71,7 @@ func TestElasticsearchExporter(t *testing.T) {
 	m := &monoclev1alpha1.Monocle{}
 	m.Name, m.Namespace = "demo", "ns"
 	m.Spec.Monitoring = &monoclev1alpha1.MonitoringSpec{}
-	if n := len(NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template.Spec.Containers); n != 1 {
+	if n := len(NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template.Spec.Containers); n != 1 {
 		t.Fatalf("without the exporter: %d containers", n)
 	}
 	if rules := NewNetworkPolicy(m, "").Spec.Ingress; len(rules) != 2 {
@@ -79,7 +79,7 @@ func TestElasticsearchExporter(t *testing.T) {
 	}
 
 	m.Spec.Elasticsearch.Exporter = &monoclev1alpha1.ElasticsearchExporter{}
-	pod := NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template
+	pod := NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template
 	if len(pod.Spec.Containers) != 2 {
 		t.Fatalf("with the exporter: containers %v", pod.Spec.Containers)
 	}

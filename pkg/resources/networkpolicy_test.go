@@ -55,12 +55,12 @@ func podLabels(m *monoclev1alpha1.Monocle, in Inputs) map[string]map[string]stri
 	return map[string]map[string]string{
 		"api":           NewAPIDeployment(m, in).Spec.Template.Labels,
 		"crawler":       NewCrawlerDeployment(m, in).Spec.Template.Labels,
-		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template.Labels,
+		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template.Labels,
 		"update-idents": NewUpdateIdentsJob(m, "c", bundledAccess(m)).Spec.Template.Labels,
 		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", bundledAccess(m)).Spec.Template.Labels,
 		"other api":     NewAPIDeployment(other, in).Spec.Template.Labels,
 		"other crawler": NewCrawlerDeployment(other, in).Spec.Template.Labels,
-		"other elastic": NewElasticStatefulSet(other, ElasticDataVolume, false).Spec.Template.Labels,
+		"other elastic": NewElasticStatefulSet(other, ElasticDataVolume, false, "").Spec.Template.Labels,
 	}
 }
 

@@ -169,7 +169,7 @@ func TestOutboundReachesOnlyCrawlerAndAPI(t *testing.T) {
 	m := withOutbound()
 	sidecar := ElasticAccess{Target: ElasticsearchTarget{Kind: monoclev1alpha1.ElasticsearchExternal, URL: "https://es.example.com", Username: "u"}}
 	templates := map[string]corev1.PodTemplateSpec{
-		"elasticsearch": NewElasticStatefulSet(m, "", false).Spec.Template,
+		"elasticsearch": NewElasticStatefulSet(m, "", false, "").Spec.Template,
 		"update-idents": NewUpdateIdentsJob(m, "c", sidecar).Spec.Template,
 		"maintenance": NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "r", Operation: monoclev1alpha1.WipeCrawlerData},
 			"c", sidecar).Spec.Template,
@@ -209,7 +209,7 @@ func TestOutboundRollsOnlyItsReaders(t *testing.T) {
 		return templates{
 			"api":           NewAPIDeployment(m, in).Spec.Template,
 			"crawler":       NewCrawlerDeployment(m, in).Spec.Template,
-			"elasticsearch": NewElasticStatefulSet(m, "", false).Spec.Template,
+			"elasticsearch": NewElasticStatefulSet(m, "", false, "").Spec.Template,
 			"update-idents": NewUpdateIdentsJob(m, "c", in.Elastic).Spec.Template,
 		}
 	}
@@ -286,7 +286,7 @@ func TestOutboundProxyCredentials(t *testing.T) {
 		checkReferencesDefinedEarlier(t, w.component, c.Env)
 	}
 	others := map[string]corev1.PodTemplateSpec{
-		"elasticsearch": NewElasticStatefulSet(m, "", false).Spec.Template,
+		"elasticsearch": NewElasticStatefulSet(m, "", false, "").Spec.Template,
 		"update-idents": NewUpdateIdentsJob(m, "c", sidecar).Spec.Template,
 		"sidecar":       {Spec: corev1.PodSpec{Containers: NewAPIDeployment(m, in).Spec.Template.Spec.InitContainers}},
 	}

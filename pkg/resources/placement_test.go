@@ -53,7 +53,7 @@ func ownedPods(m *monoclev1alpha1.Monocle, e ElasticAccess) map[string]struct {
 	return map[string]pod{
 		"api":           {"api", NewAPIDeployment(m, in).Spec.Template},
 		"crawler":       {"crawler", NewCrawlerDeployment(m, in).Spec.Template},
-		"elastic":       {"elastic", NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template},
+		"elastic":       {"elastic", NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template},
 		"update-idents": {"jobs", NewUpdateIdentsJob(m, "c", e).Spec.Template},
 		"maintenance":   {"jobs", NewMaintenanceJob(m, r, "c", e).Spec.Template},
 	}
@@ -135,7 +135,7 @@ func TestEmptyPlacementBuildsTheSameObjects(t *testing.T) {
 		for _, pair := range [][2]interface{ GetAnnotations() map[string]string }{
 			{NewAPIDeployment(m, inputs), NewAPIDeployment(withEmpty, inputs)},
 			{NewCrawlerDeployment(m, inputs), NewCrawlerDeployment(withEmpty, inputs)},
-			{NewElasticStatefulSet(m, ElasticDataVolume, false), NewElasticStatefulSet(withEmpty, ElasticDataVolume, false)},
+			{NewElasticStatefulSet(m, ElasticDataVolume, false, ""), NewElasticStatefulSet(withEmpty, ElasticDataVolume, false, "")},
 		} {
 			if a, b := pair[0].GetAnnotations()[SpecHashAnnotation], pair[1].GetAnnotations()[SpecHashAnnotation]; a != b {
 				t.Errorf("%s: an empty placement changes the spec hash from %s to %s", name, a, b)

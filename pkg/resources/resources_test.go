@@ -77,7 +77,7 @@ func TestGolden(t *testing.T) {
 			"api-service":         NewAPIService(m),
 			"crawler-deployment":  NewCrawlerDeployment(m, inputsOf(m)),
 			"elastic-service":     NewElasticService(m),
-			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume, false),
+			"elastic-statefulset": NewElasticStatefulSet(m, ElasticDataVolume, false, ""),
 			"api-pdb":             NewAPIPodDisruptionBudget(m),
 			"update-idents-job":   NewUpdateIdentsJob(m, "0123456789abcdef", bundledAccess(m)),
 			"networkpolicy":       NewNetworkPolicy(m, ""),
@@ -258,7 +258,7 @@ func TestRootFilesystemsAreReadOnly(t *testing.T) {
 	templates := map[string]corev1.PodTemplateSpec{
 		"api":           NewAPIDeployment(m, inputs).Spec.Template,
 		"crawler":       NewCrawlerDeployment(m, inputs).Spec.Template,
-		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template,
+		"elastic":       NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template,
 		"update-idents": NewUpdateIdentsJob(m, "c", bundledAccess(m)).Spec.Template,
 		"maintenance":   NewMaintenanceJob(m, monoclev1alpha1.MaintenanceRequest{Name: "x", Operation: monoclev1alpha1.WipeCrawlerData}, "c", bundledAccess(m)).Spec.Template,
 	}
@@ -266,6 +266,7 @@ func TestRootFilesystemsAreReadOnly(t *testing.T) {
 		"api":           {"/tmp"},
 		"crawler":       {"/tmp"},
 		"init-config":   {"/mnt/config"},
+		"init-keystore": {"/mnt/config", "/tmp"},
 		"elastic":       {elasticHome + "/data", elasticHome + "/config", elasticHome + "/logs", "/tmp"},
 		"update-idents": {"/tmp"},
 		"maintenance":   {"/tmp"},

@@ -29,7 +29,7 @@ func TestStoppedScalesToZero(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			in := inputs
 			in.Stopped = tc.stopped
-			crawler, api, elastic := NewCrawlerDeployment(m, in), NewAPIDeployment(m, in), NewElasticStatefulSet(m, ElasticDataVolume, tc.stopped.Elastic)
+			crawler, api, elastic := NewCrawlerDeployment(m, in), NewAPIDeployment(m, in), NewElasticStatefulSet(m, ElasticDataVolume, tc.stopped.Elastic, "")
 			for what, got := range map[string][2]int32{
 				"crawler": {ptr.Deref(crawler.Spec.Replicas, -1), tc.crawler},
 				"api":     {ptr.Deref(api.Spec.Replicas, -1), tc.api},
@@ -40,10 +40,10 @@ func TestStoppedScalesToZero(t *testing.T) {
 				}
 			}
 			if !equality.Semantic.DeepEqual(crawler.Spec.Template, NewCrawlerDeployment(m, awake).Spec.Template) ||
-				!equality.Semantic.DeepEqual(elastic.Spec.Template, NewElasticStatefulSet(m, ElasticDataVolume, false).Spec.Template) {
+				!equality.Semantic.DeepEqual(elastic.Spec.Template, NewElasticStatefulSet(m, ElasticDataVolume, false, "").Spec.Template) {
 				t.Error("stopping changed a pod template")
 			}
-			if stopped := tc.stopped.Elastic; (elastic.Annotations[SpecHashAnnotation] != NewElasticStatefulSet(m, ElasticDataVolume, false).Annotations[SpecHashAnnotation]) != stopped {
+			if stopped := tc.stopped.Elastic; (elastic.Annotations[SpecHashAnnotation] != NewElasticStatefulSet(m, ElasticDataVolume, false, "").Annotations[SpecHashAnnotation]) != stopped {
 				t.Errorf("the StatefulSet's spec hash changed: %t, want %t", !stopped, stopped)
 			}
 			if got := tc.stopped.Names(); !slices.Equal(got, tc.names) {

@@ -60,7 +60,7 @@ func floorObjects(ns string) []object {
 	objects := []object{
 		resources.NewKeysBackupSecret(m, keys), resources.NewAPISecret(m, keys),
 		resources.NewConfigMap(m, resources.DefaultConfig), resources.NewElasticService(m), resources.NewAPIService(m),
-		resources.NewNetworkPolicy(m, ""), resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false),
+		resources.NewNetworkPolicy(m, ""), resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, ""),
 		resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in),
 	}
 	for _, o := range objects {

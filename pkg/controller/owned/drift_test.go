@@ -71,7 +71,7 @@ func builtObjects(t *testing.T) map[string]struct {
 		add(m.Name+" Elasticsearch Service", resources.NewElasticService(m), erase(ruleOf[*corev1.Service]("Service")))
 		add(m.Name+" API Deployment", resources.NewAPIDeployment(m, in), erase(ruleOf[*appsv1.Deployment]("Deployment")))
 		add(m.Name+" crawler Deployment", resources.NewCrawlerDeployment(m, in), erase(ruleOf[*appsv1.Deployment]("Deployment")))
-		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false), erase(ruleOf[*appsv1.StatefulSet]("StatefulSet")))
+		add(m.Name+" StatefulSet", resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, ""), erase(ruleOf[*appsv1.StatefulSet]("StatefulSet")))
 		add(m.Name+" PodDisruptionBudget", resources.NewAPIPodDisruptionBudget(m), erase(ruleOf[*policyv1.PodDisruptionBudget]("PodDisruptionBudget")))
 		add(m.Name+" NetworkPolicy", resources.NewNetworkPolicy(m, ""), erase(ruleOf[*networkingv1.NetworkPolicy]("NetworkPolicy")))
 		if m.Spec.Ingress != nil {

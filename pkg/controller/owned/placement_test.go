@@ -101,8 +101,8 @@ func TestPlacementDrift(t *testing.T) {
 			for _, w := range []workload{
 				workloadCase(deployments, resources.NewAPIDeployment(tc.desired, in), resources.NewAPIDeployment(tc.live, in), deployment, tc.edit),
 				workloadCase(deployments, resources.NewCrawlerDeployment(tc.desired, in), resources.NewCrawlerDeployment(tc.live, in), deployment, tc.edit),
-				workloadCase(statefulSets, resources.NewElasticStatefulSet(tc.desired, resources.ElasticDataVolume, false),
-					resources.NewElasticStatefulSet(tc.live, resources.ElasticDataVolume, false), statefulSet, tc.edit),
+				workloadCase(statefulSets, resources.NewElasticStatefulSet(tc.desired, resources.ElasticDataVolume, false, ""),
+					resources.NewElasticStatefulSet(tc.live, resources.ElasticDataVolume, false, ""), statefulSet, tc.edit),
 			} {
 				component := w.desired.Labels[resources.ComponentLabel]
 				if w.drifted != tc.drift {

@@ -1,0 +1,130 @@
+package controller
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/bcrypt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
+)
+
+// minElasticPassword is the shortest password of "<name>-elastic-users" that is kept rather
+// than generated anew: Elasticsearch 7.17 refuses a file realm or bootstrap password shorter
+// than 6 characters (the security reference's "Setting passwords").
+const minElasticPassword = 6
+
+// elasticUsers is what ensureElasticUsers settled of the bundled Elasticsearch's users.
+type elasticUsers struct {
+	// secret is the Secret "<name>-elastic-users", as built: each of resources.ElasticUsers'
+	// password and the file realm's files.
+	secret *corev1.Secret
+}
+
+// ensureElasticUsers keeps the Secret "<name>-elastic-users" of the bundled Elasticsearch's
+// users: their passwords, and the file realm the node reads them from. A password the Secret
+// holds is kept, whoever wrote it, so editing one rotates it; only a missing one, or one too
+// short for Elasticsearch, is generated with crypto/rand. When the cache lacks the Secret, it
+// is created, which cannot replace one the cache has not seen: that create fails, and the
+// passwords are then settled from the API server's copy. A user's hash in the realm is kept
+// while it matches the password (bcrypt hashes are salted: a new hash on every sync would
+// restart the node).
+func (c *Controller) ensureElasticUsers(ctx context.Context, m *monoclev1alpha1.Monocle) (elasticUsers, error) {
+	name := resources.ElasticUsersSecretName(m)
+	cached, err := c.secrets.Get(m.Namespace, name)
+	current := controlledSecret(cached, err, m)
+	if err != nil {
+		u, err := c.elasticUsersFrom(m, nil)
+		if err != nil {
+			return elasticUsers{}, err
+		}
+		created, err := c.secrets.Create(ctx, u.secret)
+		switch {
+		case err == nil:
+			klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
+			owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
+			return u, nil
+		case !apierrors.IsAlreadyExists(err):
+			return elasticUsers{}, fmt.Errorf("creating Secret %s: %w", name, err)
+		}
+		live, err := c.kubeclientset.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return elasticUsers{}, fmt.Errorf("reading Secret %s: %w", name, err)
+		}
+		current = controlledSecret(live, err, m)
+	}
+	u, err := c.elasticUsersFrom(m, current)
+	if err != nil {
+		return elasticUsers{}, err
+	}
+	if _, err := c.secrets.Ensure(ctx, c.recorder, m, u.secret); err != nil {
+		return elasticUsers{}, err
+	}
+	return u, nil
+}
+
+// elasticUsersFrom builds the Secret "<name>-elastic-users" from current, the one m has (nil:
+// none): its passwords kept, the missing ones generated, and the realm's hashes.
+func (c *Controller) elasticUsersFrom(m *monoclev1alpha1.Monocle, current *corev1.Secret) (elasticUsers, error) {
+	passwords := map[string][]byte{}
+	var missing []string
+	var was []byte
+	if current != nil {
+		was = current.Data[resources.ElasticRealmUsersFile]
+	}
+	for _, user := range resources.ElasticUsers {
+		if current != nil && len(current.Data[user]) >= minElasticPassword {
+			passwords[user] = current.Data[user]
+		} else {
+			missing = append(missing, user)
+		}
+	}
+	if err := generateKeys(c.random, passwords, missing); err != nil {
+		return elasticUsers{}, err
+	}
+	hashes, err := realmHashes(was, passwords)
+	if err != nil {
+		return elasticUsers{}, err
+	}
+	return elasticUsers{secret: resources.NewElasticUsersSecret(m, passwords, hashes)}, nil
+}
+
+// realmHashes returns the bcrypt hash of each of resources.ElasticRealmUsers' password:
+// the one the file realm's users file was holds when it matches the password, a new one
+// otherwise.
+func realmHashes(was []byte, passwords map[string][]byte) (map[string]string, error) {
+	old := realmUsers(was)
+	hashes := map[string]string{}
+	for user := range resources.ElasticRealmUsers {
+		pw := passwords[user]
+		if h := old[user]; h != "" && bcrypt.CompareHashAndPassword([]byte(h), pw) == nil {
+			hashes[user] = h
+			continue
+		}
+		h, err := bcrypt.GenerateFromPassword(bytes.Clone(pw), bcrypt.DefaultCost)
+		if err != nil {
+			return nil, fmt.Errorf("hashing the password of Elasticsearch user %s: %w", user, err)
+		}
+		hashes[user] = string(h)
+	}
+	return hashes, nil
+}
+
+// realmUsers parses a file realm's users file: each user's hash.
+func realmUsers(file []byte) map[string]string {
+	hashes := map[string]string{}
+	for _, line := range strings.Split(string(file), "\n") {
+		if user, hash, ok := strings.Cut(line, ":"); ok {
+			hashes[user] = hash
+		}
+	}
+	return hashes
+}
