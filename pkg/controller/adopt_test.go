@@ -107,7 +107,7 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	}
 	secret := merged(c.secrets, resources.NewAPISecret(m, keys), fixtureSecret)
 	in := resources.Inputs{ConfigHash: resources.ConfigHash(fixtureConfig), SecretHash: resources.SecretHash(secret.Data, ""),
-		Elastic: bundledAccess(m)}
+		Elastic: bundledAccess(m, lastWritten(kubeWrites))}
 	earlierPVC := find[*corev1.PersistentVolumeClaim](objects, "monocle-sample-elastic-data-volume-monocle-sample-elastic-0")
 	pvc := earlierPVC.DeepCopy()
 	pvc.Labels = owned.Union(earlierPVC.Labels, resources.Labels(m, resources.ComponentElastic))
@@ -115,9 +115,20 @@ func TestAdoptEarlierOperatorObjects(t *testing.T) {
 	held := c.serviceClient(false)
 	desiredConfig := resources.NewConfigMap(m, resources.DefaultConfig)
 	desiredElasticSvc, desiredAPISvc := resources.NewElasticService(m), resources.NewAPIService(m)
-	desiredElastic := resources.NewElasticStatefulSet(m, resources.EarlierElasticDataVolume(m), false, "")
+	// The node gets its users (TestElasticUsers checks their Secret) and the pods the proxy.
+	users := written[*corev1.Secret](kubeWrites, resources.ElasticUsersSecretName(m))
+	if users == nil {
+		t.Fatal("no Secret of the node's users")
+	}
+	proxy, err := resources.NewProxySecret(m, in.Elastic.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desiredElastic := resources.NewElasticStatefulSet(m, resources.EarlierElasticDataVolume(m), false, resources.ElasticUsersHash(users.Data))
 	desiredAPI, desiredCrawler := resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in)
 	checkActions(t, kubeWrites,
+		expectCreate(users),
+		expectCreate(proxy),
 		expectDelete("jobs", m.Namespace, EarlierUpdateIdentsJob),
 		expectUpdate(pvc),
 		expectCreate(resources.NewKeysBackupSecret(m, keys)),
@@ -300,7 +311,7 @@ func TestUserConfigMapIsNeverOverwritten(t *testing.T) {
 	checkActions(t, kubeWrites,
 		expectUpdate(merged(f.controller.deployments, api, find[*appsv1.Deployment](objects, api.Name))),
 		expectUpdate(merged(f.controller.deployments, crawler, find[*appsv1.Deployment](objects, crawler.Name))),
-		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash, bundledAccess(m))))
+		expectCreate(resources.NewUpdateIdentsJob(m, in.ConfigHash, bundledAccess(m, objects))))
 	if status.Status.ConfigHash != resources.ConfigHash(cm.Data[resources.ConfigKey]) {
 		t.Errorf("configHash %q is not the user's config's", status.Status.ConfigHash)
 	}

@@ -56,12 +56,23 @@ func TestCreatesAllObjects(t *testing.T) {
 		t.Error("the two generated keys are equal")
 	}
 	in := builtInputs(m, objects, resources.DefaultConfig)
+	// The node's users are generated too: their Secret is checked by TestElasticUsers.
+	users := find[*corev1.Secret](objects, resources.ElasticUsersSecretName(m))
+	if users == nil {
+		t.Fatal("no Secret of the node's users")
+	}
+	proxy, err := resources.NewProxySecret(m, in.Elastic.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checkActions(t, kubeWrites,
+		expectCreate(users),
+		expectCreate(proxy),
 		expectCreate(resources.NewKeysBackupSecret(m, keys)),
 		expectCreate(resources.NewAPISecret(m, keys)),
 		expectCreate(resources.NewConfigMap(m, resources.DefaultConfig)),
 		expectCreate(resources.NewElasticService(m)),
-		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, "")),
+		expectCreate(resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, resources.ElasticUsersHash(users.Data))),
 		expectCreate(resources.NewAPIService(m)),
 		expectCreate(resources.NewNetworkPolicy(m, "")),
 		expectCreate(resources.NewCrawlerDeployment(m, in)))

@@ -97,6 +97,13 @@ func (c *Controller) elasticUsersFrom(m *monoclev1alpha1.Monocle, current *corev
 	return elasticUsers{secret: resources.NewElasticUsersSecret(m, passwords, hashes)}, nil
 }
 
+// realmHashCost is the bcrypt cost of the realm's hashes: the lowest, 4, which Elasticsearch
+// 7.17's file realm accepts (its Hasher takes costs 4 to 14). A higher cost guards a hash
+// whose password is unknown; these sit beside their passwords, in the same Secret, and the
+// passwords are random, so a higher cost would only slow every new Monocle's sync (cost 10
+// takes about 60 ms a hash).
+const realmHashCost = bcrypt.MinCost
+
 // realmHashes returns the bcrypt hash of each of resources.ElasticRealmUsers' password:
 // the one the file realm's users file was holds when it matches the password, a new one
 // otherwise.
@@ -109,7 +116,7 @@ func realmHashes(was []byte, passwords map[string][]byte) (map[string]string, er
 			hashes[user] = h
 			continue
 		}
-		h, err := bcrypt.GenerateFromPassword(bytes.Clone(pw), bcrypt.DefaultCost)
+		h, err := bcrypt.GenerateFromPassword(bytes.Clone(pw), realmHashCost)
 		if err != nil {
 			return nil, fmt.Errorf("hashing the password of Elasticsearch user %s: %w", user, err)
 		}

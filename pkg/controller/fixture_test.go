@@ -474,7 +474,7 @@ func merged[T owned.Object](k owned.Kind[T], desired, live T) T {
 func builtInputs(m *monoclev1alpha1.Monocle, objects []runtime.Object, config string) resources.Inputs {
 	secret := find[*corev1.Secret](objects, resources.SecretName(m))
 	return resources.Inputs{ConfigHash: resources.ConfigHash(config), SecretHash: resources.SecretHash(secret.Data, ""),
-		Elastic: bundledAccess(m)}
+		Elastic: bundledAccess(m, objects)}
 }
 
 // converged returns the objects the syncs of m create, with ready workload statuses, and m
@@ -608,7 +608,27 @@ func resolvedTarget(st *syncState) *resources.ElasticsearchTarget {
 	return &t
 }
 
-// bundledAccess is how m's pods reach its bundled Elasticsearch.
-func bundledAccess(m *monoclev1alpha1.Monocle) resources.ElasticAccess {
-	return resources.ElasticAccess{Target: resources.BundledTarget(m)}
+// bundledAccess is how m's pods reach its bundled Elasticsearch, with the users' and proxy
+// Secrets among objects (none: without credentials, as before the node's users exist).
+func bundledAccess(m *monoclev1alpha1.Monocle, objects []runtime.Object) resources.ElasticAccess {
+	e := resources.ElasticAccess{Target: resources.BundledTarget(m)}
+	if users := find[*corev1.Secret](objects, resources.ElasticUsersSecretName(m)); users != nil {
+		e.Target = e.Target.WithBundledUsers(users.Data)
+	}
+	proxy, api := find[*corev1.Secret](objects, resources.ProxySecretName(m)), find[*corev1.Secret](objects, resources.SecretName(m))
+	if proxy != nil && api != nil {
+		e.ProxyHash = resources.ProxyHash(proxy.Data, api.Data)
+	}
+	return e
+}
+
+// lastWritten are the objects of writes, the last write of each first.
+func lastWritten(writes []core.Action) []runtime.Object {
+	var out []runtime.Object
+	for i := len(writes) - 1; i >= 0; i-- {
+		if o := writtenObject(writes[i]); o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
 }

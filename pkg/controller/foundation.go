@@ -164,14 +164,11 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState) (fu
 	live := st.observed.elastic
 	var errs []error
 	spec := day2.ElasticSpecCondition(m, live)
-	if spec.Status == metav1.ConditionTrue {
-		// The node starts with security on: its users come first, or it would lock out
-		// the pods and the operator.
-		users, err := c.ensureElasticUsers(ctx, m)
-		if err == nil {
-			hash := resources.ElasticUsersHash(users.secret.Data)
-			live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic, hash))
-		}
+	// The node runs with security on: it is written once its users are (the resolve phase),
+	// or it would lock out the pods and the operator.
+	if spec.Status == metav1.ConditionTrue && st.cluster.resolved {
+		var err error
+		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic, st.cluster.usersHash))
 		errs = append(errs, err)
 	}
 	storage, err := c.ensureStorage(ctx, m, st.adoption.volume)

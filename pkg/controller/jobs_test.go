@@ -54,7 +54,7 @@ func TestConfigChangeRunsOneUpdateIdentsJob(t *testing.T) {
 			job = j
 		}
 	}
-	if job == nil || !strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "), "janitor update-idents --elastic http://demo-elastic:9200 --config /etc/monocle/config.yaml") {
+	if job == nil || !strings.Contains(strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "), "janitor update-idents --elastic http://127.0.0.1:9200 --config /etc/monocle/config.yaml") {
 		t.Fatalf("update-idents Job: %+v", job)
 	}
 	if status.Status.UpdateIdents == nil || status.Status.UpdateIdents.Name != jobName || status.Status.UpdateIdents.Phase != monoclev1alpha1.JobRunning {
@@ -151,7 +151,7 @@ func changedWithStatus(m, s *monoclev1alpha1.Monocle) *monoclev1alpha1.Monocle {
 func TestRunningJobNotYetCachedIsNotReportedDeleted(t *testing.T) {
 	m, objects := converged(t, newMonocle("demo"))
 	running := changedWithStatus(m, m)
-	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, bundledAccess(running))
+	job := resources.NewUpdateIdentsJob(running, running.Status.ConfigHash, bundledAccess(running, objects))
 
 	// The API server has the Job the previous sync created; the cache has not seen it yet.
 	f := newFixture(t)
@@ -218,8 +218,8 @@ func TestWipeCrawlerDataStopsTheCrawler(t *testing.T) {
 	if job == nil {
 		t.Fatalf("no maintenance Job: %v", describe(writes))
 	}
-	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash, bundledAccess(m)), job)
-	if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "); got != "monocle janitor wipe-crawler-data --elastic http://demo-elastic:9200 --config /etc/monocle/config.yaml --workspace demo --crawler-name gh" {
+	checkObject(t, "maintenance Job", resources.NewMaintenanceJob(m, m.Spec.Maintenance[0], status.Status.ConfigHash, bundledAccess(m, objects)), job)
+	if got := strings.Join(job.Spec.Template.Spec.Containers[0].Command, " "); got != "monocle janitor wipe-crawler-data --elastic http://127.0.0.1:9200 --config /etc/monocle/config.yaml --workspace demo --crawler-name gh" {
 		t.Errorf("command = %s", got)
 	}
 	if st := status.Status.Maintenance; st[0].Phase != monoclev1alpha1.JobRunning {

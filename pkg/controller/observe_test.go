@@ -17,8 +17,8 @@ func TestObserve(t *testing.T) {
 	m := newMonocle("demo")
 	other := newMonocle("demo")
 	other.UID = "uid-of-another"
-	in := resources.Inputs{Elastic: bundledAccess(m)}
-	running := resources.NewUpdateIdentsJob(m, "c", bundledAccess(m))
+	in := resources.Inputs{Elastic: bundledAccess(m, nil)}
+	running := resources.NewUpdateIdentsJob(m, "c", bundledAccess(m, nil))
 	done := running.DeepCopy()
 	done.Name += "-done"
 	done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}

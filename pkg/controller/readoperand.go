@@ -34,9 +34,10 @@ import (
 func (c *Controller) readOperand(ctx context.Context, st *syncState, f foundation, w workloads) {
 	m, now := st.m, st.now
 	lastBackup := w.lastBackup
-	// The bundled Elasticsearch is read once its StatefulSet serves; a cluster of one's own
-	// once the resolve phase found it ready (target.go), with its credentials and CA.
-	elasticReady, target := elasticServing(st.elastic), st.cluster.target
+	// The bundled Elasticsearch is read once its StatefulSet serves and its users are known;
+	// a cluster of one's own once the resolve phase found it ready (target.go), with its
+	// credentials and CA.
+	elasticReady, target := elasticServing(st.elastic) && st.cluster.resolved, st.cluster.target
 	if !target.Bundled() {
 		elasticReady = st.cluster.ready
 	}

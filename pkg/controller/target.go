@@ -140,6 +140,8 @@ type clusterTarget struct {
 	// eck is what was read of an ECK Elasticsearch: its phase and health go to
 	// status.elasticsearchCluster (readOperand).
 	eck resources.ECKElasticsearch
+	// usersHash is the bundled node's resources.ElasticUsersHash, stamped on its pod template.
+	usersHash string
 }
 
 // resolveElasticsearch is the phase of the Elasticsearch target, before the foundation: it
@@ -168,7 +170,15 @@ func (c *Controller) resolveElasticsearch(ctx context.Context, st *syncState) cl
 	// Until an ECK Elasticsearch is read, its URL is the HTTPS one ECK serves by default.
 	r := clusterTarget{target: resources.NewTarget(m, true)}
 	if r.target.Bundled() {
-		r.resolved, r.ready = true, true
+		// The node's users are kept here (elasticusers.go), before the node and the pods
+		// that reach it are built; it is ready as its StatefulSet serves (elasticServes).
+		users, err := c.ensureElasticUsers(ctx, m)
+		if err != nil {
+			st.fail(err)
+			return r
+		}
+		r.target, r.resolved, r.ready = r.target.WithBundledUsers(users.secret.Data), true, true
+		r.usersHash = resources.ElasticUsersHash(users.secret.Data)
 		return r
 	}
 	tls := true

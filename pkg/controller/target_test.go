@@ -214,7 +214,14 @@ func TestResolveElasticsearch(t *testing.T) {
 			f.monocles = []*monoclev1alpha1.Monocle{tc.m}
 			f.served, f.eckObjects, f.userSecrets = tc.served, tc.eck, tc.secrets
 			st := f.resolve(f.newController())
-			if got := resolvedTarget(st); !reflect.DeepEqual(got, tc.want) {
+			if got := resolvedTarget(st); got != nil && got.Bundled() {
+				// The node's users are generated: the operator's and Monocle's, with
+				// passwords.
+				if got.Username != resources.ElasticOperatorUser || got.Password == "" ||
+					got.PodUsername != resources.ElasticMonocleUser || got.PodPassword == "" {
+					t.Errorf("bundled target with users %q and %q", got.Username, got.PodUsername)
+				}
+			} else if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("target = %+v, want %+v", got, tc.want)
 			}
 			if st.cluster.ready != tc.ready {

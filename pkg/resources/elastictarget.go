@@ -30,8 +30,12 @@ type ElasticsearchTarget struct {
 	// or path: the bundled StatefulSet's Service and an ECK Elasticsearch's HTTP Service by
 	// names that resolve from any namespace, or spec.elasticsearch.external.url.
 	URL string
-	// Username and Password are the basic-auth credentials; empty Username means none.
+	// Username and Password are the operator's basic-auth credentials; empty Username means
+	// none.
 	Username, Password string
+	// PodUsername and PodPassword are the credentials of Monocle's pods when they have their
+	// own (the bundled node's ElasticMonocleUser); empty PodUsername means the operator's.
+	PodUsername, PodPassword string
 	// CA is the PEM of the certificates an https:// cluster's certificate chains to; nil
 	// means the system's roots.
 	CA []byte
@@ -73,10 +77,29 @@ func (t ElasticsearchTarget) Bundled() bool { return t.Kind == monoclev1alpha1.E
 func (t ElasticsearchTarget) TLS() bool { return strings.HasPrefix(t.URL, "https://") }
 
 // NeedsProxy reports whether Monocle's pods reach the cluster through the proxy sidecar: a
-// cluster of elasticsearchRef or external that needs credentials or TLS, neither of which
-// Monocle can be given without a password in its URL (which it logs) or at all (TLS).
+// cluster that needs credentials or TLS, neither of which Monocle 1.11.2 can be given without
+// a password in its URL (which it logs) or at all (TLS).
 func (t ElasticsearchTarget) NeedsProxy() bool {
-	return !t.Bundled() && (t.Username != "" || t.TLS())
+	user, _ := t.PodCredentials()
+	return user != "" || t.TLS()
+}
+
+// PodCredentials are the user and password Monocle's pods reach the cluster as, through the
+// proxy: their own, or the operator's.
+func (t ElasticsearchTarget) PodCredentials() (user, password string) {
+	if t.PodUsername != "" {
+		return t.PodUsername, t.PodPassword
+	}
+	return t.Username, t.Password
+}
+
+// WithBundledUsers is t, the bundled node's target, with the credentials of the Secret
+// "<name>-elastic-users" (users, its data): the operator's user for the operator, Monocle's for
+// the pods.
+func (t ElasticsearchTarget) WithBundledUsers(users map[string][]byte) ElasticsearchTarget {
+	t.Username, t.Password = ElasticOperatorUser, string(users[ElasticOperatorUser])
+	t.PodUsername, t.PodPassword = ElasticMonocleUser, string(users[ElasticMonocleUser])
+	return t
 }
 
 // PodURL is where Monocle's pods reach the cluster, MONOCLE_ELASTIC_URL and the janitor's

@@ -1,7 +1,9 @@
 package resources
 
 import (
+	"encoding/base64"
 	"reflect"
+	"strings"
 	"testing"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -85,5 +87,31 @@ func TestParseEndpoint(t *testing.T) {
 		if got, err := ParseEndpoint(raw); err == nil {
 			t.Errorf("ParseEndpoint(%q) = %+v, want an error", raw, got)
 		}
+	}
+}
+
+// TestBundledTargetWithUsers: with its users, the bundled node is read by the operator as its
+// own user, and Monocle's pods reach it through the proxy as Monocle's user, never the
+// operator's.
+func TestBundledTargetWithUsers(t *testing.T) {
+	m := minimal()
+	users := map[string][]byte{ElasticOperatorUser: []byte("operator-pw"), ElasticMonocleUser: []byte("monocle-pw")}
+	target := BundledTarget(m).WithBundledUsers(users)
+	if target.Username != ElasticOperatorUser || target.Password != "operator-pw" {
+		t.Errorf("the operator reads as %s", target.Username)
+	}
+	if !target.NeedsProxy() || target.PodURL() != "http://127.0.0.1:9200" {
+		t.Errorf("NeedsProxy %v, pods at %s; want the proxy", target.NeedsProxy(), target.PodURL())
+	}
+	conf, err := ProxyConfig(target, PodProxyLayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	basic := func(user, pw string) string { return base64.StdEncoding.EncodeToString([]byte(user + ":" + pw)) }
+	if !strings.Contains(conf, basic(ElasticMonocleUser, "monocle-pw")) || strings.Contains(conf, basic(ElasticOperatorUser, "operator-pw")) {
+		t.Errorf("the proxy does not send Monocle's user alone:\n%s", conf)
+	}
+	if !strings.Contains(conf, "demo-elastic.team-a.svc:9200") {
+		t.Errorf("the proxy does not reach the node's Service:\n%s", conf)
 	}
 }

@@ -152,8 +152,8 @@ func ProxyConfig(t ElasticsearchTarget, l ProxyLayout) (string, error) {
 	w("            proxy_http_version 1.1;")
 	w("            proxy_set_header Connection \"\";")
 	w("            proxy_set_header Host \"%s\";", e.Authority)
-	if t.Username != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte(t.Username + ":" + t.Password))
+	if user, password := t.PodCredentials(); user != "" {
+		basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
 		w("            proxy_set_header Authorization \"Basic %s\";", basic)
 	}
 	w("            proxy_request_buffering off;")
