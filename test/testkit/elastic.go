@@ -128,6 +128,8 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 	api := r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api")
 	if key := keyOf(r.Host); !api && !key.bundled() && f.security.guard(w, r, key.host) {
 		return
+	} else if !api && key.bundled() && guardBundled(w, r) {
+		return
 	}
 	if api {
 		// The Monocle API's health (Monocle 1.11.2 answers 200 once it serves).

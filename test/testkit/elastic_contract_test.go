@@ -11,6 +11,7 @@ import (
 
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // exchange is one request the client sent and the answer it got.
@@ -347,7 +348,10 @@ func TestFakeElasticContract(t *testing.T) {
 		if tc.options != nil {
 			url = "http://es-es-http.ns.svc:9200"
 		}
-		c, err := elastic.New(url, rec)
+		c, err := elastic.NewClient(elastic.Config{URL: url, Username: resources.ElasticOperatorUser, Password: bundledPassword, Transport: rec})
+		if tc.options != nil {
+			c, err = elastic.New(url, rec)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // countingTransport counts the requests it carries by "METHOD path".
@@ -45,7 +46,8 @@ func fakeClient(t *testing.T, f *FakeElasticsearch, namespace, monocle string) (
 	base := f.Transport()
 	t.Cleanup(base.CloseIdleConnections)
 	tr := &countingTransport{base: base, seen: map[string]int{}}
-	c, err := elastic.New("http://"+monocle+"-elastic."+namespace+".svc:9200", tr)
+	c, err := elastic.NewClient(elastic.Config{URL: "http://" + monocle + "-elastic." + namespace + ".svc:9200",
+		Username: resources.ElasticOperatorUser, Password: bundledPassword, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,6 +463,7 @@ func rawRequest(t *testing.T, f *FakeElasticsearch, ns, m, method, path, body st
 		t.Fatal(err)
 	}
 	req.Host = m + "-elastic." + ns + ".svc:9200"
+	req.SetBasicAuth(resources.ElasticOperatorUser, bundledPassword)
 	res, err := f.server.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -642,3 +645,7 @@ func TestFakeElasticCountsRequestsByHost(t *testing.T) {
 		}
 	}
 }
+
+// bundledPassword is a password of the operator's user for a bundled node: the fake asks for
+// the user and some password.
+const bundledPassword = "operator-password"

@@ -17,14 +17,16 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // This file is the security of FakeElasticsearch for the clusters a Monocle references
 // rather than runs (ECK's, one by URL): basic authentication (WithBasicAuth) and TLS with a
 // CA the fake generates (WithTLS). A bundled Monocle's Elasticsearch, a Host
-// "<name>-elastic.<namespace>.svc", runs without security (Elasticsearch 7.17's default on
-// its basic license, which the bundled StatefulSet keeps) and is served as without these
-// options, as is the Monocle API's /health: one fake, and one operator flag, serve both.
+// "<name>-elastic.<namespace>.svc", runs with security on, as the bundled StatefulSet does:
+// it answers 401 unless the operator's user sends a password (guardBundled), whatever these
+// options. The Monocle API's /health is served without credentials.
 
 // FakeElasticOption sets up a FakeElasticsearch at StartFakeElasticsearch.
 type FakeElasticOption func(*fakeSecurity)
@@ -143,6 +145,25 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 		subtle.ConstantTimeCompare([]byte(pass), []byte(s.password)) == 1 {
 		return false
 	}
+	unauthorized(w, r, user, ok)
+	return true
+}
+
+// guardBundled answers 401, as a bundled node with security on does, and reports true for a
+// request without the operator's user (resources.ElasticOperatorUser) and a password: the
+// fake does not know the password the operator generated, only that one must be sent.
+func guardBundled(w http.ResponseWriter, r *http.Request) bool {
+	user, pass, ok := r.BasicAuth()
+	if ok && user == resources.ElasticOperatorUser && pass != "" {
+		return false
+	}
+	unauthorized(w, r, user, ok)
+	return true
+}
+
+// unauthorized answers 401 as Elasticsearch 7.17 does to a request without valid credentials
+// (user, sent when ok).
+func unauthorized(w http.ResponseWriter, r *http.Request, user string, ok bool) {
 	reason := "missing authentication credentials for REST request [" + r.URL.RequestURI() + "]"
 	if ok {
 		reason = "unable to authenticate user [" + user + "] for REST request [" + r.URL.RequestURI() + "]"
@@ -156,7 +177,6 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 	w.Header().Set("WWW-Authenticate", basicChallenge)
 	w.WriteHeader(http.StatusUnauthorized)
 	_, _ = w.Write(body)
-	return true
 }
 
 // newCA makes the fake's CA.

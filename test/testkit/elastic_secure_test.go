@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // secureClient returns a client of package elastic for url, with user and password when user
@@ -28,10 +29,17 @@ func TestFakeDefaultIsPlainWithoutAuth(t *testing.T) {
 	if f.CAPEM() != nil || !strings.HasPrefix(f.URL(), "http://127.0.0.1:") {
 		t.Fatalf("CAPEM %q, URL %s; want none and http://127.0.0.1:<port>", f.CAPEM(), f.URL())
 	}
-	for _, url := range []string{"http://es-es-http.ns.svc:9200", "http://m-elastic.ns.svc:9200", f.URL()} {
+	for _, url := range []string{"http://es-es-http.ns.svc:9200", f.URL()} {
 		if _, err := secureClient(t, f, url, "", "").Health(t.Context()); err != nil {
 			t.Errorf("%s: %v", url, err)
 		}
+	}
+	// A bundled node runs with security on: the operator's user and a password.
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
+		t.Errorf("a bundled node without credentials: %v, want 401", err)
+	}
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", resources.ElasticOperatorUser, bundledPassword).Health(t.Context()); err != nil {
+		t.Errorf("a bundled node as the operator: %v", err)
 	}
 }
 
@@ -42,12 +50,13 @@ func TestFakeBasicAuth(t *testing.T) {
 		url, user, password string
 		reason              string // of the 401; "" for none
 	}{
-		"no credentials":     {url: eck, reason: "missing authentication credentials for REST request [/_cluster/health]"},
-		"wrong password":     {url: eck, user: "elastic", password: "nope", reason: "unable to authenticate user [elastic] for REST request [/_cluster/health]"},
-		"another user":       {url: eck, user: "monocle", password: "changeme", reason: "unable to authenticate user [monocle] for REST request [/_cluster/health]"},
-		"right credentials":  {url: eck, user: "elastic", password: "changeme"},
-		"by the fake's URL":  {url: f.URL(), reason: "missing authentication credentials for REST request [/_cluster/health]"},
-		"a bundled, no auth": {url: "http://m-elastic.ns.svc:9200"},
+		"no credentials":             {url: eck, reason: "missing authentication credentials for REST request [/_cluster/health]"},
+		"wrong password":             {url: eck, user: "elastic", password: "nope", reason: "unable to authenticate user [elastic] for REST request [/_cluster/health]"},
+		"another user":               {url: eck, user: "monocle", password: "changeme", reason: "unable to authenticate user [monocle] for REST request [/_cluster/health]"},
+		"right credentials":          {url: eck, user: "elastic", password: "changeme"},
+		"by the fake's URL":          {url: f.URL(), reason: "missing authentication credentials for REST request [/_cluster/health]"},
+		"a bundled, no auth":         {url: "http://m-elastic.ns.svc:9200", reason: "missing authentication credentials for REST request [/_cluster/health]"},
+		"a bundled, as the operator": {url: "http://m-elastic.ns.svc:9200", user: resources.ElasticOperatorUser, password: bundledPassword},
 	} {
 		_, err := secureClient(t, f, tc.url, tc.user, tc.password).Health(t.Context())
 		var se *elastic.StatusError
@@ -120,17 +129,17 @@ func TestFakeTLS(t *testing.T) {
 		t.Errorf("a client without the CA: %v, want a certificate error", err)
 	}
 	// Plain HTTP to a secured cluster: the connection is closed unanswered. A bundled
-	// Elasticsearch is still served in plain HTTP without credentials.
+	// Elasticsearch is served in plain HTTP, to the operator's user.
 	if _, err := secureClient(t, f, "http://es-es-http.ns.svc:9200", "elastic", "changeme").Health(t.Context()); err == nil ||
 		errors.As(err, new(*elastic.StatusError)) {
 		t.Errorf("plain HTTP to a TLS cluster: %v, want the connection closed", err)
 	}
-	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); err != nil {
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", resources.ElasticOperatorUser, bundledPassword).Health(t.Context()); err != nil {
 		t.Errorf("a bundled Elasticsearch in plain HTTP: %v", err)
 	}
 	// The state of the fake is there over TLS too.
 	f.SetIndices("ns", "m", "monocle.config")
-	if got, err := secureClient(t, f, "https://m-elastic.ns.svc:9200", "", "").Indices(context.Background(), "monocle*"); err != nil || len(got) != 1 {
+	if got, err := secureClient(t, f, "https://m-elastic.ns.svc:9200", resources.ElasticOperatorUser, bundledPassword).Indices(context.Background(), "monocle*"); err != nil || len(got) != 1 {
 		t.Errorf("indices over TLS: %v, %v; want monocle.config", got, err)
 	}
 }
@@ -217,7 +226,7 @@ func TestFakeClusterRestoreHeld(t *testing.T) {
 	eck.PutSnapshot("team-backups", snap)
 	f.PutSnapshot("ns", "m", "team-backups", snap)
 	c := secureClient(t, f, "https://es-es-http.ns.svc:9200", "elastic", "changeme")
-	bundled := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "")
+	bundled := secureClient(t, f, "http://m-elastic.ns.svc:9200", resources.ElasticOperatorUser, bundledPassword)
 	for _, cl := range []elastic.Client{c, bundled} {
 		if err := cl.EnsureRepository(ctx, "team-backups", elastic.Repository{Type: elastic.RepositoryS3, Bucket: "b"}); err != nil {
 			t.Fatal(err)

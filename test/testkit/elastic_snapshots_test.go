@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+
+	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // TestFakeElasticSnapshotNameInProgress: a second snapshot of the name of one still running
@@ -54,6 +56,7 @@ func TestFakeElasticUnreadableSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		req.SetBasicAuth(resources.ElasticOperatorUser, bundledPassword)
 		resp, err := f.Transport().RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)

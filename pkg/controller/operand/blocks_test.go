@@ -18,7 +18,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
-	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // TestReadOnlyBlockCleared: past the flood stage the read reports the indices Elasticsearch
@@ -40,7 +39,7 @@ func TestReadOnlyBlockCleared(t *testing.T) {
 	read := func(was *monoclev1alpha1.ElasticsearchHealth) operand.Result {
 		t.Helper()
 		operand.SetLast(w, m, operand.Result{Health: was})
-		w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true})
+		w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true})
 		waitRead(t, got)
 		return operand.Last(w, m)
 	}
@@ -80,7 +79,7 @@ func TestBlockClearingOff(t *testing.T) {
 	m.Annotations = map[string]string{monoclev1alpha1.AutoPilotOffAnnotation: "block-clearing"}
 	_, ctx := ktesting.NewTestContext(t)
 	operand.SetLast(w, m, operand.Result{Health: &monoclev1alpha1.ElasticsearchHealth{ReadOnlyIndices: []string{"monocle.changes.1.demo"}}})
-	w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true, Plan: operand.Plan{KeepBlocks: day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)}})
+	w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true, Plan: operand.Plan{KeepBlocks: day2.AutoPilotIsOff(m, monoclev1alpha1.AutoPilotBlockClearing)}})
 	waitRead(t, got)
 	last := operand.Last(w, m)
 	if n := len(srv.RequestsTo("PUT", "/monocle.changes.1.demo/_settings")); n != 0 {

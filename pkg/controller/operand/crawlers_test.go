@@ -18,7 +18,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/monocleconfig"
-	"github.com/change-metrics/monocle-operator/pkg/resources"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -106,7 +105,7 @@ func TestReadsCompareCrawlerProgress(t *testing.T) {
 		func(cache.ObjectName, time.Duration) { enqueued <- struct{}{} })
 	operand.SetLast(w, m, operand.Result{})
 	for i := range 2 {
-		operand.ReadNow(w, m, operand.Inputs{Target: resources.BundledTarget(m), Workspaces: []string{"demo"}})
+		operand.ReadNow(w, m, operand.Inputs{Target: bundledTarget(m), Workspaces: []string{"demo"}})
 		if p, ok := operand.Last(w, m).Crawlers[contract.CrawlerKey("demo", "gh")]; !ok || len(p.Entities) != 1 {
 			t.Fatalf("read %d: crawlers %v", i, operand.Last(w, m).Crawlers)
 		}

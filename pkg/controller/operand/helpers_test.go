@@ -110,10 +110,18 @@ func fakeElastic(t *testing.T, m *monoclev1alpha1.Monocle) (*testkit.FakeElastic
 	t.Cleanup(f.Close)
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	client, err := elastic.New(resources.BundledTarget(m).URL, tr)
+	client, err := elastic.NewClient(elastic.Config{URL: bundledTarget(m).URL, Username: bundledTarget(m).Username,
+		Password: bundledTarget(m).Password, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.SetIndices(m.Namespace, m.Name, "monocle.config", "monocle.changes.1.demo")
 	return f, client
+}
+
+// bundledTarget is the target of m's bundled node, as the operator's user with a password:
+// the fake Elasticsearch asks for both.
+func bundledTarget(m *monoclev1alpha1.Monocle) resources.ElasticsearchTarget {
+	return resources.BundledTarget(m).WithBundledUsers(map[string][]byte{
+		resources.ElasticOperatorUser: []byte("operator-password"), resources.ElasticMonocleUser: []byte("monocle-password")})
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/elastic"
 	"github.com/change-metrics/monocle-operator/pkg/elastic/elastictest"
-	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // TestElasticsearchHealthIsReadInTheBackground: what Elasticsearch answers, and how it fails,
@@ -75,7 +74,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			m := newMonocle(fmt.Sprintf("m-%d", cases))
 			_, ctx := ktesting.NewTestContext(t)
 
-			last, _ := w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m)})
+			last, _ := w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m)})
 			if last.Pending || len(srv.Requests()) != 0 {
 				t.Fatalf("Elasticsearch without a ready pod: pending %v, %d requests; want no read", last.Pending, len(srv.Requests()))
 			}
@@ -84,11 +83,11 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 				t.Errorf("before a ready pod: %+v", c)
 			}
 
-			if first, _ := w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true}); !first.Pending {
+			if first, _ := w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true}); !first.Pending {
 				t.Error("the first read is not pending")
 			}
 			waitRead(t, got)
-			last, _ = w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true})
+			last, _ = w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true})
 			if last.Pending {
 				t.Error("a read that ended is still pending")
 			}
@@ -123,7 +122,7 @@ func TestElasticsearchHealthIsReadInTheBackground(t *testing.T) {
 			w.Forget(cache.MetaObjectToName(m))
 			// Within the interval, no new read.
 			before := len(srv.Requests())
-			w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true})
+			w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true})
 			if after := len(srv.Requests()); after != before {
 				t.Errorf("a sync within the interval read again: %d requests, then %d", before, after)
 			}
@@ -178,7 +177,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	_, ctx := ktesting.NewTestContext(t)
 	m := newMonocle("m")
 	for range 3 {
-		if last, _ := op.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true}); !last.Pending {
+		if last, _ := op.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true}); !last.Pending {
 			t.Fatal("the first read is not pending while Elasticsearch has not answered")
 		}
 	}
@@ -189,7 +188,7 @@ func TestSlowElasticsearchNeverHoldsASync(t *testing.T) {
 	}
 	// A Monocle deleted and created again under the same name reads afresh.
 	m.UID = "another"
-	if last, _ := op.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true}); !last.Pending {
+	if last, _ := op.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true}); !last.Pending {
 		t.Error("a new Monocle of the same name reuses the old one's read")
 	}
 	waitRead(t, got)
@@ -236,19 +235,19 @@ func TestAPIReadyStartsARead(t *testing.T) {
 	m := newMonocle("m")
 	ctx := context.Background()
 
-	if _, reading := w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true}); !reading {
+	if _, reading := w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true}); !reading {
 		t.Fatal("the worker does not read")
 	}
 	waitRead(t, got)
 	if n := len(srv.RequestsTo("GET", "/_cluster/health")); n != 1 {
 		t.Fatalf("%d reads of Elasticsearch, want 1", n)
 	}
-	if last, _ := w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true}); last.APIPending || last.APIRead {
+	if last, _ := w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true}); last.APIPending || last.APIRead {
 		t.Errorf("API not ready: APIPending %v, APIRead %v, want neither", last.APIPending, last.APIRead)
 	}
 	<-got // the enqueue of the next read, after the interval
 
-	last, _ := w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true, APIReady: true})
+	last, _ := w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true, APIReady: true})
 	if !last.APIPending {
 		t.Errorf("the API just became ready: APIPending false, want a read under way that asks it")
 	}
@@ -256,7 +255,7 @@ func TestAPIReadyStartsARead(t *testing.T) {
 	if n := len(srv.RequestsTo("GET", "/health")); n != 1 {
 		t.Errorf("%d reads of the API's /health, want 1", n)
 	}
-	last, _ = w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true, APIReady: true})
+	last, _ = w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true, APIReady: true})
 	if last.APIPending || !last.APIRead {
 		t.Errorf("after the read: APIPending %v, APIRead %v, want false, true", last.APIPending, last.APIRead)
 	}
@@ -363,7 +362,7 @@ func TestReadKeepsReplicas(t *testing.T) {
 	w, got := testWorker(t, srv, 5*time.Second)
 	m := newMonocle("m")
 	_, ctx := ktesting.NewTestContext(t)
-	w.Observe(ctx, m, operand.Inputs{Target: resources.BundledTarget(m), ElasticReady: true, Plan: operand.Plan{Replicas: operand.ReplicasPlan{Keep: true, N: 2}}})
+	w.Observe(ctx, m, operand.Inputs{Target: bundledTarget(m), ElasticReady: true, Plan: operand.Plan{Replicas: operand.ReplicasPlan{Keep: true, N: 2}}})
 	waitRead(t, got)
 	last := operand.Last(w, m)
 	if last.DataNodes != 3 || !maps.Equal(last.Replicas, map[string]int{"monocle.config": 2}) || last.ReplicasErr != "" {

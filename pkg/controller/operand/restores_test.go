@@ -32,7 +32,8 @@ func restoreStep(t *testing.T, m *monoclev1alpha1.Monocle, f *testkit.FakeElasti
 	t.Cleanup(tr.CloseIdleConnections)
 	w := operand.New(context.Background(), operand.Options{Interval: time.Hour, Timeout: 5 * time.Second, Transport: tr}, nil)
 	p := operand.Plan{Restore: day2.PlanRestore(m, true, true)}
-	client, err := elastic.New(resources.BundledTarget(m).URL, tr)
+	client, err := elastic.NewClient(elastic.Config{URL: bundledTarget(m).URL, Username: bundledTarget(m).Username,
+		Password: bundledTarget(m).Password, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestBundledTargetReadsTheService(t *testing.T) {
 	t.Cleanup(f.Close)
 	m := backupMonocle("")
 	m.Spec.Backup = nil
-	target := resources.BundledTarget(m)
+	target := bundledTarget(m)
 	if want := "http://" + m.Name + "-elastic." + m.Namespace + ".svc:9200"; target.URL != want {
 		t.Errorf("bundled target at %q, want %q", target.URL, want)
 	}
