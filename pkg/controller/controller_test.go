@@ -123,7 +123,7 @@ func TestCreatesAllObjects(t *testing.T) {
 		Crawler:       starting,
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 		ElasticsearchCluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled,
-			URL: "http://demo-elastic.default.svc:9200"},
+			URL: "http://demo-elastic.default.svc:9200", Authentication: monoclev1alpha1.ElasticsearchAuthenticationEnabling},
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
 	// The API waits for Elasticsearch: what the sync created is held for the one Created event

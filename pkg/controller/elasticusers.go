@@ -14,25 +14,34 @@ import (
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
-// minElasticPassword is the shortest password of "<name>-elastic-users" that is kept rather
-// than generated anew: Elasticsearch 7.17 refuses a file realm or bootstrap password shorter
-// than 6 characters (the security reference's "Setting passwords").
-const minElasticPassword = 6
+// The lengths of a password of "<name>-elastic-users" that is kept rather than generated
+// anew: Elasticsearch 7.17 refuses a file realm or bootstrap password shorter than 6
+// characters (the security reference's "Setting passwords"), and bcrypt, which the file realm
+// hashes with, reads 72 bytes at most.
+const (
+	minElasticPassword = 6
+	maxElasticPassword = 72
+)
 
 // elasticUsers is what ensureElasticUsers settled of the bundled Elasticsearch's users.
 type elasticUsers struct {
 	// secret is the Secret "<name>-elastic-users", as built: each of resources.ElasticUsers'
 	// password and the file realm's files.
 	secret *corev1.Secret
+	// rejected are the users whose password the Secret held, too short or too long, and
+	// which were generated anew.
+	rejected []string
 }
 
 // ensureElasticUsers keeps the Secret "<name>-elastic-users" of the bundled Elasticsearch's
 // users: their passwords, and the file realm the node reads them from. A password the Secret
 // holds is kept, whoever wrote it, so editing one rotates it; only a missing one, or one too
-// short for Elasticsearch, is generated with crypto/rand. When the cache lacks the Secret, it
+// short or too long for the file realm, is generated with crypto/rand (the latter with an
+// ElasticPasswordRejected warning). When the cache lacks the Secret, it
 // is created, which cannot replace one the cache has not seen: that create fails, and the
 // passwords are then settled from the API server's copy. A user's hash in the realm is kept
 // while it matches the password (bcrypt hashes are salted: a new hash on every sync would
@@ -68,6 +77,11 @@ func (c *Controller) ensureElasticUsers(ctx context.Context, m *monoclev1alpha1.
 	if _, err := c.secrets.Ensure(ctx, c.recorder, m, u.secret); err != nil {
 		return elasticUsers{}, err
 	}
+	if len(u.rejected) > 0 {
+		c.recorder.Eventf(m, corev1.EventTypeWarning, reasons.ElasticPasswordRejected,
+			"Secret %s: the password of %s was not %d to %d bytes long, which Elasticsearch's file realm takes; generated a new one",
+			name, strings.Join(u.rejected, ", "), minElasticPassword, maxElasticPassword)
+	}
 	return u, nil
 }
 
@@ -80,10 +94,19 @@ func (c *Controller) elasticUsersFrom(m *monoclev1alpha1.Monocle, current *corev
 	if current != nil {
 		was = current.Data[resources.ElasticRealmUsersFile]
 	}
+	var rejected []string
 	for _, user := range resources.ElasticUsers {
-		if current != nil && len(current.Data[user]) >= minElasticPassword {
-			passwords[user] = current.Data[user]
-		} else {
+		var pw []byte
+		if current != nil {
+			pw = current.Data[user]
+		}
+		switch {
+		case len(pw) >= minElasticPassword && len(pw) <= maxElasticPassword:
+			passwords[user] = pw
+		case len(pw) > 0:
+			rejected = append(rejected, user)
+			fallthrough
+		default:
 			missing = append(missing, user)
 		}
 	}
@@ -94,7 +117,7 @@ func (c *Controller) elasticUsersFrom(m *monoclev1alpha1.Monocle, current *corev
 	if err != nil {
 		return elasticUsers{}, err
 	}
-	return elasticUsers{secret: resources.NewElasticUsersSecret(m, passwords, hashes)}, nil
+	return elasticUsers{secret: resources.NewElasticUsersSecret(m, passwords, hashes), rejected: rejected}, nil
 }
 
 // realmHashCost is the bcrypt cost of the realm's hashes: the lowest, 4, which Elasticsearch

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
@@ -9,17 +10,22 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
 
 // TestElasticUsers: a new Monocle's users get generated passwords and hashes that match them;
 // a later sync keeps both and writes nothing; a password a user edits is kept and only its
-// hash changes; one too short for Elasticsearch is generated anew.
+// hash changes; one too short or too long for the file realm is generated anew, with a
+// warning.
 func TestElasticUsers(t *testing.T) {
 	m := newMonocle("demo")
+	var events []string
 	ensure := func(objects ...runtime.Object) (*corev1.Secret, int) {
 		t.Helper()
-		return ensureUsers(t, m, objects, nil)
+		s, n, e := ensureUsers(t, m, objects, nil)
+		events = e
+		return s, n
 	}
 	hashOf := func(s *corev1.Secret, user string) string {
 		return realmUsers(s.Data[resources.ElasticRealmUsersFile])[user]
@@ -48,6 +54,7 @@ func TestElasticUsers(t *testing.T) {
 	edited := first.DeepCopy()
 	edited.Data[resources.ElasticMonocleUser] = []byte("rotated-by-hand")
 	edited.Data[resources.ElasticSuperuser] = []byte("short")
+	edited.Data[resources.ElasticProbeUser] = []byte(strings.Repeat("x", maxElasticPassword+1))
 	rotated, n := ensure(edited)
 	if n != 1 || string(rotated.Data[resources.ElasticMonocleUser]) != "rotated-by-hand" {
 		t.Errorf("after an edit: %d writes, monocle's password %q", n, rotated.Data[resources.ElasticMonocleUser])
@@ -58,12 +65,18 @@ func TestElasticUsers(t *testing.T) {
 	if hashOf(rotated, resources.ElasticOperatorUser) != hashOf(first, resources.ElasticOperatorUser) {
 		t.Error("the operator user's hash changed with another user's password")
 	}
-	if string(rotated.Data[resources.ElasticSuperuser]) == "short" || len(rotated.Data[resources.ElasticSuperuser]) < resources.KeyLength {
+	if string(rotated.Data[resources.ElasticSuperuser]) == "short" || len(rotated.Data[resources.ElasticSuperuser]) != resources.KeyLength {
 		t.Errorf("a password too short for Elasticsearch was kept: %q", rotated.Data[resources.ElasticSuperuser])
+	}
+	if len(rotated.Data[resources.ElasticProbeUser]) != resources.KeyLength {
+		t.Errorf("a password too long for bcrypt was kept: %d bytes", len(rotated.Data[resources.ElasticProbeUser]))
+	}
+	if want := "Warning " + reasons.ElasticPasswordRejected + " Secret demo-elastic-users: the password of elastic, monocle-probe was not"; len(events) != 1 || !strings.HasPrefix(events[0], want) {
+		t.Errorf("events %q, want one starting %q", events, want)
 	}
 
 	// A cache behind the API server: the create fails and the API server's passwords stay.
-	stale, _ := ensureUsers(t, m, nil, []runtime.Object{first})
+	stale, _, _ := ensureUsers(t, m, nil, []runtime.Object{first})
 	for _, u := range resources.ElasticUsers {
 		if string(stale.Data[u]) != string(first.Data[u]) {
 			t.Errorf("with a stale cache, the password of %s was generated anew", u)
@@ -73,8 +86,8 @@ func TestElasticUsers(t *testing.T) {
 
 // ensureUsers runs ensureElasticUsers for m with cached objects in the caches and the API
 // server, and uncached ones in the API server alone; it returns the Secret as built and the
-// number of writes.
-func ensureUsers(t *testing.T, m *monoclev1alpha1.Monocle, cached, uncached []runtime.Object) (*corev1.Secret, int) {
+// number of writes and the warnings recorded.
+func ensureUsers(t *testing.T, m *monoclev1alpha1.Monocle, cached, uncached []runtime.Object) (*corev1.Secret, int, []string) {
 	t.Helper()
 	f := newFixture(t)
 	f.monocles = []*monoclev1alpha1.Monocle{m}
@@ -85,5 +98,11 @@ func ensureUsers(t *testing.T, m *monoclev1alpha1.Monocle, cached, uncached []ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	return u.secret, len(writes(f.kubeclient.Actions()))
+	var events []string
+	for len(f.recorder.Events) > 0 {
+		if e := <-f.recorder.Events; strings.HasPrefix(e, "Warning ") {
+			events = append(events, e)
+		}
+	}
+	return u.secret, len(writes(f.kubeclient.Actions())), events
 }

@@ -146,7 +146,7 @@ func clusterStatus(st *syncState, last operand.Result) *monoclev1alpha1.Elastics
 	if st.cluster.refused {
 		was = nil
 	}
-	return day2.ClusterStatus(st.m, st.cluster.target, st.cluster.eck, was, last)
+	return day2.ClusterStatus(st.m, st.cluster.target, st.cluster.eck, st.elastic, was, last)
 }
 
 // followSnapshots hands the worker a plan that lists st's backup repository (and expires

@@ -88,7 +88,7 @@ func computeStatus(st *syncState, p problems) monoclev1alpha1.MonocleStatus {
 	}
 	if st.cluster.target.Bundled() {
 		// An Elasticsearch of elasticsearchRef or external is no workload of the Monocle.
-		components = append([]component{{"elasticsearch", status.Elasticsearch, statefulSetRolledOut(st.elastic)}}, components...)
+		components = append([]component{{"elasticsearch", status.Elasticsearch, day2.StatefulSetRolledOut(st.elastic)}}, components...)
 	}
 	// Ready asks whether each component serves: enough ready pods, old or new. Progressing
 	// tells a rollout apart; component status.ready needs both.
@@ -217,17 +217,7 @@ func statefulSetStatus(s *appsv1.StatefulSet) monoclev1alpha1.ComponentStatus {
 	if s == nil {
 		return monoclev1alpha1.ComponentStatus{}
 	}
-	return componentStatus(&s.Spec.Template.Spec, s.Spec.Replicas, s.Status.ReadyReplicas, statefulSetRolledOut(s))
-}
-
-// statefulSetRolledOut reports whether every pod of s runs its update revision.
-func statefulSetRolledOut(s *appsv1.StatefulSet) bool {
-	if s == nil {
-		return false
-	}
-	want := ptr.Deref(s.Spec.Replicas, 1)
-	return s.Status.ObservedGeneration >= s.Generation && s.Status.UpdatedReplicas == want &&
-		s.Status.Replicas == want && s.Status.CurrentRevision == s.Status.UpdateRevision
+	return componentStatus(&s.Spec.Template.Spec, s.Spec.Replicas, s.Status.ReadyReplicas, day2.StatefulSetRolledOut(s))
 }
 
 func firstImage(spec *corev1.PodSpec) string {

@@ -120,7 +120,8 @@ func TestResolveElasticsearch(t *testing.T) {
 	}{{
 		name: "bundled", m: newMonocle("demo"),
 		want: ptr.To(resources.BundledTarget(newMonocle("demo"))), ready: true,
-		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200"},
+		cluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled, URL: "http://demo-elastic.default.svc:9200",
+			Authentication: monoclev1alpha1.ElasticsearchAuthenticationEnabling},
 	}, {
 		name: "ECK API not served", m: withRef(ref),
 		conds:   map[string]string{monoclev1alpha1.ConditionElasticsearchHealthy: reasons.ElasticsearchNotFound},

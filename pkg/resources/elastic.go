@@ -99,7 +99,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 			// TLS on the transport layer (its bootstrap checks, TLS's among them, apply to
 			// a node that forms a cluster by discovery). HTTP stays plain: Monocle 1.11.2
 			// speaks plain HTTP only, through the proxy sidecar on the pod's loopback.
-			{Name: "xpack.security.enabled", Value: "true"},
+			{Name: elasticSecurityEnv, Value: "true"},
 		},
 		Ports: []corev1.ContainerPort{
 			{Name: "http", ContainerPort: ElasticPort, Protocol: corev1.ProtocolTCP},
@@ -181,9 +181,33 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 	return s
 }
 
+// ElasticSecured reports whether spec, the pod template of the bundled node's StatefulSet,
+// runs Elasticsearch with security on (NewElasticStatefulSet's xpack.security.enabled): a
+// StatefulSet of a release of the operator before security does not.
+func ElasticSecured(spec *corev1.PodSpec) bool {
+	for _, c := range spec.Containers {
+		if c.Name != ComponentElastic {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.Name == elasticSecurityEnv {
+				return e.Value == "true"
+			}
+		}
+	}
+	return false
+}
+
+// elasticSecurityEnv is the setting that turns Elasticsearch's security on, as the node's env.
+const elasticSecurityEnv = "xpack.security.enabled"
+
 // exporterContainer is the Elasticsearch exporter of spec.elasticsearch.exporter: it reads
 // Elasticsearch over the pod's loopback and serves Prometheus metrics on ExporterPort, port
-// "exporter" (elasticsearch_exporter's --es.uri and --web.listen-address).
+// "exporter" (elasticsearch_exporter's --es.uri and --web.listen-address). It reads as
+// ElasticProbeUser, whose monitor privilege is all its default collectors need (cluster
+// health, nodes' stats, cluster info); elasticsearch_exporter v1.9.0 takes a password from the
+// env only (ES_USERNAME and ES_PASSWORD, main.go), so ES_PASSWORD references the Secret's key
+// and the pod spec holds no password.
 func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 	return corev1.Container{
 		Name:  "exporter",
@@ -191,6 +215,12 @@ func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 		Args: []string{
 			fmt.Sprintf("--es.uri=http://localhost:%d", ElasticPort),
 			fmt.Sprintf("--web.listen-address=:%d", ExporterPort),
+		},
+		Env: []corev1.EnvVar{
+			{Name: "ES_USERNAME", Value: ElasticProbeUser},
+			{Name: "ES_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: ElasticUsersSecretName(m)}, Key: ElasticProbeUser,
+			}}},
 		},
 		Ports:                    []corev1.ContainerPort{{Name: "exporter", ContainerPort: ExporterPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:           tcpProbe("exporter", 10, 5, 3),
@@ -239,10 +269,11 @@ func elasticUsersVolume(m *monoclev1alpha1.Monocle, name, dir string, keys ...st
 // whose password is in the file password: ready once the cluster reaches yellow (a single node
 // never has replicas for green). The credentials reach curl as a config on its stdin (-K -),
 // written by the shell's printf builtin: never in an argument, which any process of the pod
-// could read. ECK's readiness probe, which this follows, reads its probe user's password from a
+// could read. sed escapes a backslash or a double quote of a password an administrator set,
+// as curl's config quoting needs (curl(1), --config). ECK's readiness probe, which this follows, reads its probe user's password from a
 // file in the same way (github.com/elastic/cloud-on-k8s, pkg/controller/elasticsearch/nodespec/readiness_probe.go).
 func elasticReadinessProbe(password string) *corev1.Probe {
-	script := fmt.Sprintf(`printf 'user = "%s:%%s"\n' "$(cat %s)" | curl -fsS -o /dev/null --max-time 4 -K - 'http://127.0.0.1:%d/_cluster/health?wait_for_status=yellow&timeout=2s'`,
+	script := fmt.Sprintf(`printf 'user = "%s:%%s"\n' "$(sed 's/[\\"]/\\&/g' %s)" | curl -fsS -o /dev/null --max-time 4 -K - 'http://127.0.0.1:%d/_cluster/health?wait_for_status=yellow&timeout=2s'`,
 		ElasticProbeUser, password, ElasticPort)
 	return &corev1.Probe{
 		ProbeHandler:     corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"bash", "-c", script}}},

@@ -103,24 +103,24 @@ func expectNoBundledObjects(t *testing.T, ns, m string) {
 	}
 }
 
-// expectNoPassword fails the test if a Deployment, Job or Pod of ns has the password, plain
-// or in base64 (alone, or with the user as a basic-auth header has it), anywhere: env, args,
-// command, annotations.
-func expectNoPassword(t *testing.T, ns string) {
+// expectNoPassword fails the test if a Deployment, StatefulSet, Job or Pod of ns has user's
+// password, plain or in base64 (alone, or with the user as a basic-auth header has it),
+// anywhere: env, args, command, annotations.
+func expectNoPassword(t *testing.T, ns, user, password string) {
 	t.Helper()
-	workloads := env.Kubectl.Must(t, "get", "deployments,jobs,pods", "-n", ns, "-o", "json")
-	for _, s := range []string{testkit.ClusterPassword, base64.StdEncoding.EncodeToString([]byte(testkit.ClusterPassword)),
-		base64.StdEncoding.EncodeToString([]byte(testkit.ClusterUser + ":" + testkit.ClusterPassword))} {
+	workloads := env.Kubectl.Must(t, "get", "deployments,statefulsets,jobs,pods", "-n", ns, "-o", "json")
+	for _, s := range []string{password, base64.StdEncoding.EncodeToString([]byte(password)),
+		base64.StdEncoding.EncodeToString([]byte(user + ":" + password))} {
 		if strings.Contains(workloads, s) {
-			t.Errorf("the workloads of %s carry the password (%q)", ns, s)
+			t.Errorf("the workloads of %s carry the password of %s (%q)", ns, user, s)
 		}
 	}
 }
 
 // expectProxy checks the proxy of Monocle m of ns: the API's pods reach the cluster through
-// the sidecar on 127.0.0.1, and the proxy Secret holds the credentials (and caPEM, unless
+// the sidecar on 127.0.0.1, and the proxy Secret holds user's credentials (and caPEM, unless
 // nil).
-func expectProxy(t *testing.T, ns, m string, caPEM []byte) {
+func expectProxy(t *testing.T, ns, m, user, password string, caPEM []byte) {
 	t.Helper()
 	ctx := t.Context()
 	api, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, m+"-api", metav1.GetOptions{})
@@ -155,13 +155,17 @@ func expectProxy(t *testing.T, ns, m string, caPEM []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(testkit.ClusterUser+":"+testkit.ClusterPassword))
-	if conf := string(secret.Data[resources.ProxyConfigKey]); !strings.Contains(conf, basic) {
+	if conf := string(secret.Data[resources.ProxyConfigKey]); !strings.Contains(conf, basicAuth(user, password)) {
 		t.Errorf("the proxy's nginx.conf does not send the credentials:\n%s", conf)
 	}
 	if caPEM != nil && string(secret.Data[resources.ProxyCAKey]) != string(caPEM) {
 		t.Errorf("the proxy Secret's %s is not the cluster's CA", resources.ProxyCAKey)
 	}
+}
+
+// basicAuth is the Authorization header of user and password.
+func basicAuth(user, password string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))
 }
 
 // waitCluster waits until status.elasticsearchCluster passes check.
@@ -242,8 +246,8 @@ func TestElasticsearchRef(t *testing.T) {
 		return nil
 	})
 	expectNoBundledObjects(t, ns, "m")
-	expectProxy(t, ns, "m", env.Elastic.CAPEM())
-	expectNoPassword(t, ns)
+	expectProxy(t, ns, "m", testkit.ClusterUser, testkit.ClusterPassword, env.Elastic.CAPEM())
+	expectNoPassword(t, ns, testkit.ClusterUser, testkit.ClusterPassword)
 
 	// Health: the referenced cluster's answer (green, of its namespace), not the yellow the
 	// fake gives the Monocle's namespace.
@@ -256,7 +260,7 @@ func TestElasticsearchRef(t *testing.T) {
 	env.Elastic.Cluster("es-es-http."+esNS+".svc").SetCrawlerMetadata("monocle.changes.1.demo",
 		testkit.FakeCrawlerEntity{Crawler: "gh", Type: "organization", Value: "change-metrics", LastCommitAt: until})
 	waitCrawledUntil(t, ns, until, 1)
-	expectNoPassword(t, ns)
+	expectNoPassword(t, ns, testkit.ClusterUser, testkit.ClusterPassword)
 }
 
 // TestElasticsearchRefReplicasAndExistingRepository: on an ECK cluster of three data nodes,
@@ -364,8 +368,8 @@ func TestExternalElasticsearch(t *testing.T) {
 	})
 	waitCondition(t, ns, "m", monoclev1alpha1.ConditionElasticsearchHealthy, metav1.ConditionTrue, "Yellow")
 	expectNoBundledObjects(t, ns, "m")
-	expectProxy(t, ns, "m", nil)
-	expectNoPassword(t, ns)
+	expectProxy(t, ns, "m", testkit.ClusterUser, testkit.ClusterPassword, nil)
+	expectNoPassword(t, ns, testkit.ClusterUser, testkit.ClusterPassword)
 
 	if meta, ok := env.Elastic.Cluster("search.example.com").Meta(elastic.OwnerIndex); !ok || meta["namespace"] != ns {
 		t.Errorf("the cluster's owner record is %v (exists %v), want the first Monocle's", meta, ok)
@@ -423,7 +427,7 @@ func TestExternalElasticsearchToPlainHTTP(t *testing.T) {
 	author.Must(t, "create", "secret", "generic", "es-ca", "-n", ns, "--from-literal=ca.crt="+string(env.Elastic.CAPEM()))
 	applyMonocle(t, ns, "m", "{external: {url: 'https://"+secured+":9200', credentialsSecretRef: {name: es-credentials}, caSecretRef: {name: es-ca}}}")
 	env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
-	expectProxy(t, ns, "m", env.Elastic.CAPEM())
+	expectProxy(t, ns, "m", testkit.ClusterUser, testkit.ClusterPassword, env.Elastic.CAPEM())
 
 	patchMonocle(t, ns, `{"spec":{"elasticsearch":{"external":{"url":"http://`+open+`:9200","credentialsSecretRef":null,"caSecretRef":null}}}}`)
 	proxySecret := resources.ProxySecretName(&monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: "m", Namespace: ns}})
@@ -476,7 +480,7 @@ func TestExternalElasticsearchToPlainHTTP(t *testing.T) {
 			t.Errorf("the authorizer refused the operator's %s", e)
 		}
 	}
-	expectNoPassword(t, ns)
+	expectNoPassword(t, ns, testkit.ClusterUser, testkit.ClusterPassword)
 	secrets, err := env.Kube.CoreV1().Secrets(ns).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

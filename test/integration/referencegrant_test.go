@@ -182,8 +182,8 @@ func TestReferenceGrant(t *testing.T) {
 		}
 		return nil
 	})
-	expectProxy(t, ns, "m", env.Elastic.CAPEM())
-	expectNoPassword(t, ns)
+	expectProxy(t, ns, "m", testkit.ClusterUser, testkit.ClusterPassword, env.Elastic.CAPEM())
+	expectNoPassword(t, ns, testkit.ClusterUser, testkit.ClusterPassword)
 	for _, name := range operatorSecretReads(t, granted, esNS) {
 		if name != "es-es-http-certs-public" {
 			t.Errorf("the operator read Secret %s of %s; across namespaces only the cluster's public CA", name, esNS)

@@ -56,12 +56,15 @@ type FakeElasticsearch struct {
 	security fakeSecurity
 	// received counts the requests by host (Received).
 	received map[string]int
+	// bundledPasswords are the passwords of the operator's user the bundled hosts last
+	// accepted, by Elasticsearch (BundledPassword).
+	bundledPasswords map[esKey]string
 }
 
 // StartFakeElasticsearch starts a FakeElasticsearch, plain HTTP without authentication
 // unless options say otherwise (WithBasicAuth, WithTLS); Close stops it.
 func StartFakeElasticsearch(options ...FakeElasticOption) *FakeElasticsearch {
-	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}, received: map[string]int{}}
+	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}, received: map[string]int{}, bundledPasswords: map[esKey]string{}}
 	for _, o := range options {
 		o(&f.security)
 	}
@@ -128,7 +131,7 @@ func (f *FakeElasticsearch) serve(w http.ResponseWriter, r *http.Request) {
 	api := r.URL.Path == "/health" && len(parts) == 3 && strings.HasSuffix(parts[0], "-api")
 	if key := keyOf(r.Host); !api && !key.bundled() && f.security.guard(w, r, key.host) {
 		return
-	} else if !api && key.bundled() && guardBundled(w, r) {
+	} else if !api && key.bundled() && f.guardBundled(w, r, key) {
 		return
 	}
 	if api {

@@ -150,15 +150,29 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 }
 
 // guardBundled answers 401, as a bundled node with security on does, and reports true for a
-// request without the operator's user (resources.ElasticOperatorUser) and a password: the
-// fake does not know the password the operator generated, only that one must be sent.
-func guardBundled(w http.ResponseWriter, r *http.Request) bool {
+// request to the Elasticsearch of key without the operator's user
+// (resources.ElasticOperatorUser) and a password. The fake does not know the password the
+// operator generated: it records the one it accepts, which a test compares with the Secret's
+// (BundledPassword).
+func (f *FakeElasticsearch) guardBundled(w http.ResponseWriter, r *http.Request, key esKey) bool {
 	user, pass, ok := r.BasicAuth()
 	if ok && user == resources.ElasticOperatorUser && pass != "" {
+		f.mu.Lock()
+		f.bundledPasswords[key] = pass
+		f.mu.Unlock()
 		return false
 	}
 	unauthorized(w, r, user, ok)
 	return true
+}
+
+// BundledPassword is the password of the operator's user (resources.ElasticOperatorUser)
+// that the last authenticated request to the bundled Elasticsearch of the Monocle
+// namespace/monocle sent; "" before one.
+func (f *FakeElasticsearch) BundledPassword(namespace, monocle string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.bundledPasswords[esKey{namespace: namespace, monocle: monocle}]
 }
 
 // unauthorized answers 401 as Elasticsearch 7.17 does to a request without valid credentials

@@ -38,8 +38,14 @@ func TestFakeDefaultIsPlainWithoutAuth(t *testing.T) {
 	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
 		t.Errorf("a bundled node without credentials: %v, want 401", err)
 	}
+	if got := f.BundledPassword("ns", "m"); got != "" {
+		t.Errorf("a refused request recorded password %q", got)
+	}
 	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", resources.ElasticOperatorUser, bundledPassword).Health(t.Context()); err != nil {
 		t.Errorf("a bundled node as the operator: %v", err)
+	}
+	if got := f.BundledPassword("ns", "m"); got != bundledPassword {
+		t.Errorf("recorded password %q, want %q", got, bundledPassword)
 	}
 }
 

@@ -123,9 +123,13 @@ func PlanIndexReplicas(m *monoclev1alpha1.Monocle) contract.ReplicasPlan {
 // Elasticsearch's, empty for the other kinds and while none was read), the data nodes
 // of the last read that found them and, while indexReplicas is set, the replicas of Monocle's
 // indices when every one has the same. Until a read finds them, was's are kept, as an
-// operator that has just started finds them again.
-func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, eck resources.ECKElasticsearch, was *monoclev1alpha1.ElasticsearchClusterStatus, last contract.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
+// operator that has just started finds them again. For the bundled Elasticsearch, node is
+// its StatefulSet (nil: none), which gives the authentication (Authentication).
+func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTarget, eck resources.ECKElasticsearch, node *appsv1.StatefulSet, was *monoclev1alpha1.ElasticsearchClusterStatus, last contract.Result) *monoclev1alpha1.ElasticsearchClusterStatus {
 	out := &monoclev1alpha1.ElasticsearchClusterStatus{Kind: target.Kind, URL: target.URL, Phase: eck.Phase, Health: eck.Health}
+	if target.Bundled() {
+		out.Authentication = Authentication(node)
+	}
 	if was != nil {
 		out.DataNodes, out.IndexReplicas = was.DataNodes, was.IndexReplicas
 	}
@@ -139,6 +143,17 @@ func ClusterStatus(m *monoclev1alpha1.Monocle, target resources.ElasticsearchTar
 		out.IndexReplicas = sameReplicas(last.Replicas)
 	}
 	return out
+}
+
+// Authentication is the bundled Elasticsearch's authentication given node, its StatefulSet
+// (nil: none yet): Enabled once the node's template runs with security on
+// (resources.ElasticSecured) and every pod runs that template (StatefulSetRolledOut, which a
+// stopped node's StatefulSet is once it has none), Enabling otherwise.
+func Authentication(node *appsv1.StatefulSet) monoclev1alpha1.ElasticsearchAuthentication {
+	if node != nil && resources.ElasticSecured(&node.Spec.Template.Spec) && StatefulSetRolledOut(node) {
+		return monoclev1alpha1.ElasticsearchAuthenticationEnabled
+	}
+	return monoclev1alpha1.ElasticsearchAuthenticationEnabling
 }
 
 // sameReplicas is the number of replicas every index of replicas has; nil when they differ

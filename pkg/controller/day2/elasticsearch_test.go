@@ -2,10 +2,12 @@ package day2
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,12 +166,61 @@ func TestClusterStatus(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := ClusterStatus(replicasMonocle(tc.replicas), bundled, tc.eck, tc.was, tc.last)
+			got := ClusterStatus(replicasMonocle(tc.replicas), bundled, tc.eck, nil, tc.was, tc.last)
+			if got.Authentication != monoclev1alpha1.ElasticsearchAuthenticationEnabling {
+				t.Errorf("authentication %q without a StatefulSet, want Enabling", got.Authentication)
+			}
 			if got.Kind != tc.want.Kind || got.URL != tc.want.URL || got.Phase != tc.want.Phase || got.Health != tc.want.Health ||
 				!ptr.Equal(got.DataNodes, tc.want.DataNodes) || !ptr.Equal(got.IndexReplicas, tc.want.IndexReplicas) {
 				t.Errorf("status %s, want %s", describeCluster(got), describeCluster(&tc.want))
 			}
 		})
+	}
+}
+
+// TestAuthentication: the bundled node's authentication is Enabled only once its StatefulSet
+// runs security on and every pod runs that template; a referenced cluster reports none.
+func TestAuthentication(t *testing.T) {
+	m := newMonocle("demo")
+	rolled := func(s *appsv1.StatefulSet, replicas int32) *appsv1.StatefulSet {
+		s = s.DeepCopy()
+		s.Spec.Replicas = ptr.To(replicas)
+		s.Generation = 2
+		s.Status = appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: replicas, UpdatedReplicas: replicas, ReadyReplicas: replicas,
+			CurrentRevision: "r2", UpdateRevision: "r2"}
+		return s
+	}
+	secured := resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, "hash")
+	unsecured := secured.DeepCopy()
+	for i, e := range unsecured.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "xpack.security.enabled" {
+			unsecured.Spec.Template.Spec.Containers[0].Env = slices.Delete(unsecured.Spec.Template.Spec.Containers[0].Env, i, i+1)
+		}
+	}
+	rolling := rolled(secured, 1)
+	rolling.Status.UpdatedReplicas, rolling.Status.CurrentRevision = 0, "r1"
+	for name, tc := range map[string]struct {
+		node *appsv1.StatefulSet
+		want monoclev1alpha1.ElasticsearchAuthentication
+	}{
+		"no StatefulSet yet":                         {nil, monoclev1alpha1.ElasticsearchAuthenticationEnabling},
+		"a node of a release without security":       {rolled(unsecured, 1), monoclev1alpha1.ElasticsearchAuthenticationEnabling},
+		"security on, the pod not yet restarted":     {rolling, monoclev1alpha1.ElasticsearchAuthenticationEnabling},
+		"security on, the pod restarted":             {rolled(secured, 1), monoclev1alpha1.ElasticsearchAuthenticationEnabled},
+		"security on, the node stopped (no pod)":     {rolled(secured, 0), monoclev1alpha1.ElasticsearchAuthenticationEnabled},
+		"security on, a new generation not observed": {func() *appsv1.StatefulSet { s := rolled(secured, 1); s.Generation = 3; return s }(), monoclev1alpha1.ElasticsearchAuthenticationEnabling},
+	} {
+		if got := Authentication(tc.node); got != tc.want {
+			t.Errorf("%s: %q, want %q", name, got, tc.want)
+		}
+	}
+	if !resources.ElasticSecured(&secured.Spec.Template.Spec) || resources.ElasticSecured(&unsecured.Spec.Template.Spec) {
+		t.Error("ElasticSecured does not tell the two templates apart")
+	}
+	external := m.DeepCopy()
+	external.Spec.Elasticsearch.External = &monoclev1alpha1.ExternalElasticsearch{URL: "https://es.example.com:9200"}
+	if got := ClusterStatus(external, resources.NewTarget(external, false), resources.ECKElasticsearch{}, rolled(secured, 1), nil, contract.Result{}); got.Authentication != "" {
+		t.Errorf("an external cluster's authentication %q, want none", got.Authentication)
 	}
 }
 

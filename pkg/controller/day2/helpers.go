@@ -34,3 +34,13 @@ func DeploymentRolledOut(d *appsv1.Deployment) bool {
 	want := ptr.Deref(d.Spec.Replicas, 1)
 	return d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.Replicas == want
 }
+
+// StatefulSetRolledOut reports whether every pod of s runs its update revision; false for nil.
+func StatefulSetRolledOut(s *appsv1.StatefulSet) bool {
+	if s == nil {
+		return false
+	}
+	want := ptr.Deref(s.Spec.Replicas, 1)
+	return s.Status.ObservedGeneration >= s.Generation && s.Status.UpdatedReplicas == want &&
+		s.Status.Replicas == want && s.Status.CurrentRevision == s.Status.UpdateRevision
+}

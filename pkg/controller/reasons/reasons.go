@@ -422,6 +422,9 @@ const (
 	// KeyGenerated: a generated key was missing from both Secrets and was generated anew
 	// (Warning).
 	KeyGenerated = "KeyGenerated"
+	// ElasticPasswordRejected: a password of the bundled Elasticsearch's users Secret was too
+	// short or too long for the file realm, and was generated anew (Warning).
+	ElasticPasswordRejected = "ElasticPasswordRejected"
 	// Ready: the Monocle became Ready again, or after a problem kept it from being
 	// Ready; not when it first starts (Normal).
 	Ready = "Ready"

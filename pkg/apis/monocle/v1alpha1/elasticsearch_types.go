@@ -114,4 +114,24 @@ type ElasticsearchClusterStatus struct {
 	// has the same; unset otherwise or before the first read.
 	// +optional
 	IndexReplicas *int32 `json:"indexReplicas,omitempty"`
+	// Authentication is, for the bundled Elasticsearch, whether its node requires
+	// credentials: Enabled once its pod runs with Elasticsearch's security on, Enabling
+	// until then (a new node starting, or a node from a release of the operator without
+	// security, restarting once with it, on the same volume). Unset for a cluster the
+	// Monocle references, whose authentication is its owner's.
+	// +optional
+	Authentication ElasticsearchAuthentication `json:"authentication,omitempty"`
 }
+
+// ElasticsearchAuthentication says whether the bundled Elasticsearch requires credentials.
+type ElasticsearchAuthentication string
+
+// The bundled Elasticsearch's authentication.
+const (
+	// ElasticsearchAuthenticationEnabling: the node's StatefulSet runs with security on, and
+	// its pod does not yet.
+	ElasticsearchAuthenticationEnabling ElasticsearchAuthentication = "Enabling"
+	// ElasticsearchAuthenticationEnabled: the node's pod runs with security on, and answers
+	// 401 to a request without credentials.
+	ElasticsearchAuthenticationEnabled ElasticsearchAuthentication = "Enabled"
+)
