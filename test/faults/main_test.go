@@ -79,6 +79,8 @@ type sizes struct {
 	upgradeRuns int
 	// hibernationMonocles are hibernated and woken at once while the operator is killed.
 	hibernationMonocles int
+	// securityMonocles have their nodes switched to security while the operator is killed.
+	securityMonocles int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -89,14 +91,14 @@ var (
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
 		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, hibernationMonocles: 2,
-		quietWindow: 5 * time.Second,
+		securityMonocles: 2, quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
 		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, hibernationMonocles: 5,
-		quietWindow: 10 * time.Second,
+		securityMonocles: 3, quietWindow: 10 * time.Second,
 	}
 )
 

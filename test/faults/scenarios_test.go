@@ -68,3 +68,9 @@ func TestHibernationCrashes(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testHibernationCrashes(t)
 }
+
+// TestSecuritySwitchCrashes is scenario 11 (testSecuritySwitchCrashes).
+func TestSecuritySwitchCrashes(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testSecuritySwitchCrashes(t)
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -21,8 +22,8 @@ import (
 )
 
 // tracker watches, for the whole suite, what must never be lost: the Elasticsearch PVCs
-// (by UID), the generated keys of every Monocle (by owner UID) and the update-idents Jobs
-// (by owner UID and config hash). It records a violation the moment one happens, so a
+// (by UID), the generated keys and the bundled Elasticsearch users' passwords of every
+// Monocle (by owner UID) and the update-idents Jobs (by owner UID and config hash). It records a violation the moment one happens, so a
 // flap that is repaired before the end of a scenario is still caught.
 type tracker struct {
 	mu sync.Mutex
@@ -35,6 +36,9 @@ type tracker struct {
 	// regenerate holds the Monocles whose keys the suite expects to be generated anew once
 	// (both Secrets deleted).
 	regenerate map[types.UID]bool
+	// users maps a Monocle UID to the passwords first seen in its Secret
+	// "<name>-elastic-users", by user.
+	users map[types.UID]map[string]string
 	// jobs maps "<owner UID>/<config hash>" to the UIDs of the update-idents Jobs created
 	// for it.
 	jobs       map[string]map[types.UID]string
@@ -45,6 +49,7 @@ func startTracker(ctx context.Context) (*tracker, error) {
 	tr := &tracker{
 		pvcs: map[string]types.UID{}, deletedNamespaces: map[string]bool{},
 		keys: map[types.UID]map[string]string{}, regenerate: map[types.UID]bool{},
+		users: map[types.UID]map[string]string{},
 		jobs: map[string]map[types.UID]string{},
 	}
 	all := informers.NewSharedInformerFactory(env.Kube, 0)
@@ -119,6 +124,10 @@ func (tr *tracker) secret(obj any) {
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	if s.Name == owner.Name+"-elastic-users" {
+		tr.elasticUsers(owner.UID, s)
+		return
+	}
 	known := tr.keys[owner.UID]
 	if known == nil {
 		known = map[string]string{}
@@ -141,6 +150,44 @@ func (tr *tracker) secret(obj any) {
 			known[k] = string(v)
 		}
 	}
+}
+
+// elasticUsers records the passwords of s, the Secret "<name>-elastic-users" of the Monocle
+// uid: each is generated once and kept, unless the suite deleted the Secret
+// (expectUsersGenerated).
+func (tr *tracker) elasticUsers(uid types.UID, s *corev1.Secret) {
+	known := tr.users[uid]
+	if known == nil {
+		known = map[string]string{}
+		tr.users[uid] = known
+	}
+	for _, u := range resources.ElasticUsers {
+		v := string(s.Data[u])
+		first, ok := known[u]
+		switch {
+		case v == "":
+		case !ok:
+			known[u] = v
+		case first != v:
+			tr.violate("the password of Elasticsearch user %s changed in Secret %s/%s", u, s.Namespace, s.Name)
+			known[u] = v
+		}
+	}
+}
+
+// expectUsersGenerated forgets the users' passwords of a Monocle whose Secret
+// "<name>-elastic-users" the suite deletes: the next ones seen are generated anew.
+func (tr *tracker) expectUsersGenerated(uid types.UID) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	delete(tr.users, uid)
+}
+
+// usersOf returns the users' passwords first seen for the Monocle uid.
+func (tr *tracker) usersOf(uid types.UID) map[string]string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return maps.Clone(tr.users[uid])
 }
 
 // expectRegeneration allows the generated keys of a Monocle to change once, when the suite
@@ -263,8 +310,8 @@ func (tr *tracker) pvcCount() int {
 	return n
 }
 
-// checkKeys compares the generated keys in both Secrets of every live Monocle with the
-// values first seen.
+// checkKeys compares the generated keys in both Secrets of every live Monocle, and the
+// passwords of its bundled Elasticsearch's users, with the values first seen.
 func (tr *tracker) checkKeys(ctx context.Context) []string {
 	list, err := env.Monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -290,6 +337,18 @@ func (tr *tracker) checkKeys(ctx context.Context) []string {
 				if !bytes.Equal(s.Data[k], []byte(v)) {
 					problems = append(problems, fmt.Sprintf("Secret %s/%s: %s differs from its first value", m.Namespace, name, k))
 				}
+			}
+		}
+		users, err := env.Kube.CoreV1().Secrets(m.Namespace).Get(ctx, m.Name+"-elastic-users", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		for u, v := range tr.usersOf(m.UID) {
+			if string(users.Data[u]) != v {
+				problems = append(problems, fmt.Sprintf("Secret %s/%s: the password of %s differs from its first value", m.Namespace, users.Name, u))
 			}
 		}
 	}
