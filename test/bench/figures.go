@@ -162,8 +162,10 @@ func (b *bench) converge(ctx context.Context, e *env) error {
 }
 
 // maxWritesPerMonocle is the target of the writes that converge one new Monocle: creates of
-// owned objects, status writes and Event creates together.
-const maxWritesPerMonocle = 12
+// owned objects, status writes and Event creates together. 14: the 11 objects of a bundled
+// Monocle (with the bundled Elasticsearch's users Secret and the proxy Secret through which
+// Monocle's pods reach it with their user), 2 status writes and 1 Event.
+const maxWritesPerMonocle = 14
 
 // writeList abbreviates a write sequence: "create secrets, create events, ...".
 func writeList(writes []testkit.AuditEvent) string {

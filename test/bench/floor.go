@@ -57,8 +57,18 @@ func floorObjects(ns string) []object {
 		keys[k] = []byte(strings.Repeat("k", 64))
 	}
 	in := resources.Inputs{ConfigHash: resources.ConfigHash(resources.DefaultConfig), SecretHash: resources.SecretHash(keys, "")}
+	passwords, hashes := map[string][]byte{}, map[string]string{}
+	for _, u := range resources.ElasticUsers {
+		passwords[u] = []byte(strings.Repeat("p", 64))
+		hashes[u] = "$2a$04$" + strings.Repeat("h", 53)
+	}
+	proxy, err := resources.NewProxySecret(m, resources.BundledTarget(m).WithBundledUsers(passwords))
+	if err != nil {
+		panic("the bench's proxy Secret: " + err.Error())
+	}
 	objects := []object{
 		resources.NewKeysBackupSecret(m, keys), resources.NewAPISecret(m, keys),
+		resources.NewElasticUsersSecret(m, passwords, hashes), proxy,
 		resources.NewConfigMap(m, resources.DefaultConfig), resources.NewElasticService(m), resources.NewAPIService(m),
 		resources.NewNetworkPolicy(m, ""), resources.NewElasticStatefulSet(m, resources.ElasticDataVolume, false, ""),
 		resources.NewAPIDeployment(m, in), resources.NewCrawlerDeployment(m, in),
