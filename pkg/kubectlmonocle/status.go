@@ -26,7 +26,8 @@ func (p *Plugin) Status(ctx context.Context, name string) error {
 }
 
 // FormatStatus writes what Monocle m's status holds, section by section: the version, URL
-// and components; the conditions; Elasticsearch's health and disk; each crawler's progress
+// and components; the conditions; the Elasticsearch cluster (kind, URL, the bundled node's
+// authentication), its health and disk; each crawler's progress
 // and errors; the backups; and, when there is one, the upgrade, the restore, the
 // hibernation, maintenance requests and indices of removed workspaces. Times are ages
 // relative to now, as kubectl prints them.
@@ -71,6 +72,13 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 	}
 
 	section("ELASTICSEARCH")
+	if c := st.ElasticsearchCluster; c != nil {
+		auth := ""
+		if c.Authentication != "" {
+			auth = "\tauthentication " + string(c.Authentication)
+		}
+		fmt.Fprintf(w, "  %s\t%s%s\n", c.Kind, or(c.URL, "-"), auth)
+	}
 	if h := st.ElasticsearchHealth; h != nil {
 		disk := "-"
 		if h.DiskUsedPercent != nil {

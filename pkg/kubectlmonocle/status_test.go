@@ -33,6 +33,8 @@ func TestFormatStatus(t *testing.T) {
 				{Type: "Degraded", Status: metav1.ConditionFalse, Reason: "AsExpected", LastTransitionTime: *ago(49 * time.Hour)},
 			},
 			Hibernation: &monoclev1alpha1.HibernationStatus{Phase: monoclev1alpha1.HibernationHibernating, Stopped: []string{"crawler"}, Since: ago(3 * time.Minute), Message: "waiting for the API pods to go"},
+			ElasticsearchCluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled,
+				URL: "http://demo-elastic.ns.svc:9200", Authentication: monoclev1alpha1.ElasticsearchAuthenticationEnabled},
 			ElasticsearchHealth: &monoclev1alpha1.ElasticsearchHealth{Status: "yellow", DiskUsedPercent: ptr.To[int32](87),
 				DiskSize: ptr.To(resource.MustParse("10Gi")), IndicesSize: ptr.To(resource.MustParse("8Gi")), ReadOnlyIndices: []string{"monocle.changes.1.demo"}},
 			Crawlers: []monoclev1alpha1.CrawlerStatus{
