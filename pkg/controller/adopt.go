@@ -149,8 +149,8 @@ func (c *Controller) elasticVolume(m *monoclev1alpha1.Monocle, live *appsv1.Stat
 	if adopted.elasticVolume != "" {
 		return adopted.elasticVolume
 	}
-	if s := live; s != nil && len(s.Spec.VolumeClaimTemplates) > 0 {
-		return s.Spec.VolumeClaimTemplates[0].Name
+	if live != nil && len(live.Spec.VolumeClaimTemplates) > 0 {
+		return live.Spec.VolumeClaimTemplates[0].Name
 	}
 	earlier := resources.EarlierElasticDataVolume(m)
 	if _, err := c.pvcs.Get(m.Namespace, resources.ElasticPVCName(m, earlier)); err == nil {
