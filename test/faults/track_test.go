@@ -50,7 +50,7 @@ func startTracker(ctx context.Context) (*tracker, error) {
 		pvcs: map[string]types.UID{}, deletedNamespaces: map[string]bool{},
 		keys: map[types.UID]map[string]string{}, regenerate: map[types.UID]bool{},
 		users: map[types.UID]map[string]string{},
-		jobs: map[string]map[types.UID]string{},
+		jobs:  map[string]map[types.UID]string{},
 	}
 	all := informers.NewSharedInformerFactory(env.Kube, 0)
 	managed := informers.NewSharedInformerFactoryWithOptions(env.Kube, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
