@@ -184,35 +184,27 @@ func hibernationReached(ctx context.Context, namespaces []string, name string, h
 // allHibernated returns nil once every Monocle name of namespaces is Hibernated, with Ready
 // False for that reason and not Degraded.
 func allHibernated(ctx context.Context, namespaces []string, name string) error {
-	for _, ns := range namespaces {
-		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return everyMonocle(ctx, namespaces, name, func(m *monoclev1alpha1.Monocle) error {
 		if h := m.Status.Hibernation; h == nil || h.Phase != monoclev1alpha1.HibernationHibernated {
-			return fmt.Errorf("%s: status.hibernation %+v", ns, h)
+			return fmt.Errorf("status.hibernation %+v", h)
 		}
 		for typ, want := range map[string]string{monoclev1alpha1.ConditionReady: "False/Hibernated", monoclev1alpha1.ConditionDegraded: "False/AsExpected"} {
 			if got := conditionOf(m, typ); got != want {
-				return fmt.Errorf("%s: %s %s, want %s", ns, typ, got, want)
+				return fmt.Errorf("%s %s, want %s", typ, got, want)
 			}
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // allAwake returns nil once no Monocle name of namespaces has status.hibernation.
 func allAwake(ctx context.Context, namespaces []string, name string) error {
-	for _, ns := range namespaces {
-		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return everyMonocle(ctx, namespaces, name, func(m *monoclev1alpha1.Monocle) error {
 		if h := m.Status.Hibernation; h != nil {
-			return fmt.Errorf("%s: status.hibernation %+v", ns, h)
+			return fmt.Errorf("status.hibernation %+v", h)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // conditionOf is "Status/Reason" of m's condition typ, "" without one.

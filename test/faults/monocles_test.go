@@ -55,6 +55,21 @@ func editMonocle(ctx context.Context, ns, name string, edit func(*monoclev1alpha
 	})
 }
 
+// everyMonocle returns nil once the Monocle name of each of namespaces passes check, or the
+// first error, prefixed with its namespace.
+func everyMonocle(ctx context.Context, namespaces []string, name string, check func(*monoclev1alpha1.Monocle) error) error {
+	for _, ns := range namespaces {
+		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if err := check(m); err != nil {
+			return fmt.Errorf("%s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
 // converged returns nil when the operator has caught up with m: Ready is True for the
 // current generation and nothing is degraded.
 func converged(m *monoclev1alpha1.Monocle) error {

@@ -230,16 +230,12 @@ func securityReached(ctx context.Context, namespaces []string, name string, stag
 // allSecured returns nil once status.elasticsearchCluster.authentication of every Monocle
 // name of namespaces is Enabled.
 func allSecured(ctx context.Context, namespaces []string, name string) error {
-	for _, ns := range namespaces {
-		m, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+	return everyMonocle(ctx, namespaces, name, func(m *monoclev1alpha1.Monocle) error {
 		if c := m.Status.ElasticsearchCluster; c == nil || c.Authentication != monoclev1alpha1.ElasticsearchAuthenticationEnabled {
-			return fmt.Errorf("%s: status.elasticsearchCluster %+v", ns, c)
+			return fmt.Errorf("status.elasticsearchCluster %+v", c)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // switchedIntact returns an error naming what of Monocle name of ns the switch did not keep:
