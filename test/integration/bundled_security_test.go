@@ -21,7 +21,8 @@ import (
 // node answers 401 without credentials, the operator reads it as its own user, Monocle's
 // pods reach it through the proxy as theirs, and the status says Enabled. An edited password
 // is kept and followed everywhere (the realm's hash, the node's restart, the proxy, the
-// operator's reads); a deleted one is generated anew, the others kept.
+// operator's reads); a deleted one is generated anew, the others kept. The tenant sets the
+// sidecar's image, as for an external cluster.
 func TestBundledElasticsearchSecurity(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	ctx := t.Context()
@@ -90,6 +91,24 @@ func TestBundledElasticsearchSecurity(t *testing.T) {
 		waitOperatorPassword(t, ns, "rotated-operator-pw")
 		expectNoPassword(t, ns, resources.ElasticMonocleUser, "rotated-monocle-pw")
 		env.Kubectl.Must(t, "wait", "-n", ns, "--for=condition=Ready", "--timeout=120s", "monocle/m")
+	})
+
+	t.Run("the proxy's image is the Monocle's", func(t *testing.T) {
+		const image = "registry.example.com/mirror/nginx-unprivileged:1.27.5-alpine"
+		tenant(t, ns).Must(t, "patch", "-n", ns, "monocle/m", "--type=merge",
+			`-p={"spec":{"elasticsearch":{"proxy":{"image":"`+image+`"}}}}`)
+		testkit.Eventually(t, 250*time.Millisecond, 60*time.Second, "the API's sidecar on the mirror's image", func() error {
+			d, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, "m-api", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, c := range d.Spec.Template.Spec.InitContainers {
+				if c.Name == resources.ComponentProxy && c.Image == image {
+					return nil
+				}
+			}
+			return fmt.Errorf("init containers %+v", d.Spec.Template.Spec.InitContainers)
+		})
 	})
 
 	t.Run("a deleted password is generated anew", func(t *testing.T) {

@@ -175,8 +175,6 @@ func hostileCases() []hostileCase {
 			"spec.elasticsearch.external.url", "without credentials (use credentialsSecretRef) or path"),
 		hostileRejectedCreate("a bundled node's heap with an external cluster", "t-es-heap", `{elasticsearch: {external: {url: "http://es.example.com:9200"}, javaOpts: "-Xmx1g"}}`,
 			"spec.elasticsearch", "leave them unset with elasticsearchRef or external"),
-		hostileRejectedCreate("a proxy without a cluster of one's own", "t-es-proxy", `{elasticsearch: {proxy: {image: "nginx:1"}}}`,
-			"spec.elasticsearch", "proxy is for a cluster of elasticsearchRef or external"),
 		hostileRejectedCreate("negative index replicas", "t-es-replicas", `{elasticsearch: {indexReplicas: -1}}`,
 			"spec.elasticsearch.indexReplicas", "greater than or equal to 0"),
 		hostileRejectedCreate("restore from a volume without a claim", "t-restore-noclaim", `{restore: {snapshot: s, repository: {volume: {storageSize: 1Gi}}}}`,

@@ -63,11 +63,12 @@ type ExternalElasticsearch struct {
 	CASecretRef *SecretReference `json:"caSecretRef,omitempty"`
 }
 
-// ElasticsearchProxy is the sidecar through which Monocle's pods reach an Elasticsearch the
-// operator does not run, when that cluster needs credentials or TLS: Monocle speaks to it in
-// plain HTTP on 127.0.0.1:9200, without credentials, and it speaks to the cluster in HTTPS
-// with the cluster's CA, adding the credentials, so that no password is in Monocle's URL,
-// environment, arguments or log.
+// ElasticsearchProxy is the sidecar through which Monocle's pods reach their Elasticsearch
+// when it needs credentials or TLS: always the bundled node, which runs with security on, and
+// a cluster the operator does not run that needs them. Monocle speaks to it in plain HTTP on
+// 127.0.0.1:9200, without credentials, and it speaks to the cluster (in HTTPS with the
+// cluster's CA, for a cluster that has one), adding the credentials, so that no password is in
+// Monocle's URL, environment, arguments or log.
 type ElasticsearchProxy struct {
 	// Image is the proxy's image. Defaults to NGINX's unprivileged build,
 	// docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine.

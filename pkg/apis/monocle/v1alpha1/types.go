@@ -304,7 +304,6 @@ type CrawlerSpec struct {
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) && has(self.external))",message="set at most one of elasticsearchRef and external"
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.image) || has(self.javaOpts) || has(self.resources) || has(self.exporter))",message="image, javaOpts, resources and exporter shape the bundled Elasticsearch: leave them unset with elasticsearchRef or external"
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.nodeSelector) || has(self.tolerations) || has(self.affinity) || has(self.topologySpreadConstraints) || has(self.priorityClassName) || has(self.podLabels) || has(self.podAnnotations))",message="nodeSelector, tolerations, affinity, topologySpreadConstraints, priorityClassName, podLabels and podAnnotations place the bundled Elasticsearch's pod: leave them unset with elasticsearchRef or external"
-// +kubebuilder:validation:XValidation:rule="has(self.elasticsearchRef) || has(self.external) || !has(self.proxy)",message="proxy is for a cluster of elasticsearchRef or external"
 type ElasticsearchSpec struct {
 	// ElasticsearchRef names an ECK-managed Elasticsearch (elasticsearch.k8s.elastic.co/v1)
 	// the Monocle uses instead of the bundled one. It cannot be set, unset or changed after
@@ -315,8 +314,9 @@ type ElasticsearchSpec struct {
 	// bundled one. It cannot be set or unset after creation.
 	// +optional
 	External *ExternalElasticsearch `json:"external,omitempty"`
-	// Proxy is the sidecar through which the Monocle's pods reach a cluster of
-	// elasticsearchRef or external that needs credentials or TLS.
+	// Proxy is the sidecar through which the Monocle's pods reach its Elasticsearch: the
+	// bundled node, as the user "monocle", or a cluster of elasticsearchRef or external that
+	// needs credentials or TLS.
 	// +optional
 	Proxy *ElasticsearchProxy `json:"proxy,omitempty"`
 	// IndexReplicas is the number_of_replicas the operator keeps on Monocle's indices
