@@ -9,11 +9,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
-	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
 )
@@ -41,9 +38,9 @@ type elasticUsers struct {
 // users: their passwords, and the file realm the node reads them from. A password the Secret
 // holds is kept, whoever wrote it, so editing one rotates it; only a missing one, or one too
 // short or too long for the file realm, is generated with crypto/rand (the latter with an
-// ElasticPasswordRejected warning). When the cache lacks the Secret, it
-// is created, which cannot replace one the cache has not seen: that create fails, and the
-// passwords are then settled from the API server's copy. A user's hash in the realm is kept
+// ElasticPasswordRejected warning). When the cache lacks the Secret, it is created, which
+// cannot replace one the cache has not seen: that create fails, and the passwords are then
+// settled from the API server's copy. A user's hash in the realm is kept
 // while it matches the password (bcrypt hashes are salted: a new hash on every sync would
 // restart the node).
 func (c *Controller) ensureElasticUsers(ctx context.Context, m *monoclev1alpha1.Monocle) (elasticUsers, error) {
@@ -58,17 +55,17 @@ func (c *Controller) ensureElasticUsers(ctx context.Context, m *monoclev1alpha1.
 		created, err := c.secrets.Create(ctx, u.secret)
 		switch {
 		case err == nil:
-			klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
-			owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
+			c.secrets.NoteCreated(ctx, c.recorder, m, created)
 			return u, nil
 		case !apierrors.IsAlreadyExists(err):
 			return elasticUsers{}, fmt.Errorf("creating Secret %s: %w", name, err)
 		}
-		live, err := c.kubeclientset.CoreV1().Secrets(m.Namespace).Get(ctx, name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return elasticUsers{}, fmt.Errorf("reading Secret %s: %w", name, err)
+		current, err = controlledReader(m, "", func(name string) (*corev1.Secret, error) {
+			return c.secrets.Read(ctx, m.Namespace, name)
+		})(name)
+		if err != nil {
+			return elasticUsers{}, err
 		}
-		current = controlledSecret(live, err, m)
 	}
 	u, err := c.elasticUsersFrom(m, current)
 	if err != nil {

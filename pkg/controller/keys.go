@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
@@ -71,8 +70,7 @@ func (c *Controller) ensureKeys(ctx context.Context, m *monoclev1alpha1.Monocle,
 	created, err := c.secrets.Create(ctx, resources.NewKeysBackupSecret(m, k.keys))
 	switch {
 	case err == nil:
-		klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
-		owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
+		c.secrets.NoteCreated(ctx, c.recorder, m, created)
 		return k, nil
 	case apierrors.IsAlreadyExists(err):
 		return c.ensureLiveKeys(ctx, m, adopting)
@@ -122,8 +120,7 @@ func (c *Controller) ensureAPISecret(ctx context.Context, m *monoclev1alpha1.Mon
 	if k.fresh {
 		created, err := c.secrets.Create(ctx, resources.NewAPISecret(m, k.keys))
 		if err == nil {
-			klog.FromContext(ctx).V(2).Info("Created object", "kind", "Secret", "object", klog.KObj(created))
-			owned.NoteCreated(ctx, c.recorder, m, "Secret", created.Name)
+			c.secrets.NoteCreated(ctx, c.recorder, m, created)
 			return created, nil
 		}
 		if !apierrors.IsAlreadyExists(err) {

@@ -270,8 +270,9 @@ func elasticUsersVolume(m *monoclev1alpha1.Monocle, name, dir string, keys ...st
 // never has replicas for green). The credentials reach curl as a config on its stdin (-K -),
 // written by the shell's printf builtin: never in an argument, which any process of the pod
 // could read. sed escapes a backslash or a double quote of a password an administrator set,
-// as curl's config quoting needs (curl(1), --config). ECK's readiness probe, which this follows, reads its probe user's password from a
-// file in the same way (github.com/elastic/cloud-on-k8s, pkg/controller/elasticsearch/nodespec/readiness_probe.go).
+// as curl's config quoting needs (curl(1), --config). ECK's readiness probe, which this
+// follows, reads its probe user's password from a file in the same way
+// (github.com/elastic/cloud-on-k8s, pkg/controller/elasticsearch/nodespec/readiness_probe.go).
 func elasticReadinessProbe(password string) *corev1.Probe {
 	script := fmt.Sprintf(`printf 'user = "%s:%%s"\n' "$(sed 's/[\\"]/\\&/g' %s)" | curl -fsS -o /dev/null --max-time 4 -K - 'http://127.0.0.1:%d/_cluster/health?wait_for_status=yellow&timeout=2s'`,
 		ElasticProbeUser, password, ElasticPort)

@@ -208,11 +208,7 @@ func (tr *tracker) keysRegenerated(uid types.UID) {
 func (tr *tracker) keysOf(uid types.UID) map[string]string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	out := map[string]string{}
-	for k, v := range tr.keys[uid] {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(tr.keys[uid])
 }
 
 func (tr *tracker) job(obj any) {

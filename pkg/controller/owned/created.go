@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
@@ -39,6 +40,13 @@ func NoteCreated(ctx context.Context, events Events, m *monoclev1alpha1.Monocle,
 		return
 	}
 	events.Eventf(m, corev1.EventTypeNormal, reasons.Created, "Created %s %s", kind, name)
+}
+
+// NoteCreated logs created, an object of this kind that Create made for m, and notes it as
+// NoteCreated says: what Ensure does after its own create, for the objects created outside it.
+func (k Kind[T]) NoteCreated(ctx context.Context, events Events, m *monoclev1alpha1.Monocle, created T) {
+	klog.FromContext(ctx).V(2).Info("Created object", "kind", k.name, "object", klog.KObj(created))
+	NoteCreated(ctx, events, m, k.name, created.GetName())
 }
 
 // Objects returns the objects l holds, "<Kind> <name>" each, in the order they were noted.

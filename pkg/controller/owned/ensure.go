@@ -65,8 +65,7 @@ func (k Kind[T]) Ensure(ctx context.Context, events Events, m *monoclev1alpha1.M
 	if apierrors.IsNotFound(err) {
 		created, createErr := k.Create(ctx, desired)
 		if createErr == nil {
-			logger.V(2).Info("Created object", "kind", k.name, "object", klog.KObj(created))
-			NoteCreated(ctx, events, m, k.name, name)
+			k.NoteCreated(ctx, events, m, created)
 			k.checkAdmission(ctx, events, m, key, desired, created)
 			return created, nil
 		}
