@@ -215,15 +215,12 @@ func TestKeysCopyFailureHoldsTheSecret(t *testing.T) {
 func keySecretActions(actions []core.Action) []core.Action {
 	var out []core.Action
 	for _, a := range actions {
-		if n, ok := a.(interface{ GetName() string }); ok && a.GetResource().Resource == "secrets" &&
-			(n.GetName() == "demo-api" || n.GetName() == "demo-api-keys") {
-			out = append(out, a)
-			continue
+		name := actionName(a)
+		if g, ok := a.(core.GetAction); ok {
+			name = g.GetName()
 		}
-		if c, ok := a.(core.CreateAction); ok && a.GetResource().Resource == "secrets" {
-			if s, ok := c.GetObject().(*corev1.Secret); ok && (s.Name == "demo-api" || s.Name == "demo-api-keys") {
-				out = append(out, a)
-			}
+		if a.GetResource().Resource == "secrets" && (name == "demo-api" || name == "demo-api-keys") {
+			out = append(out, a)
 		}
 	}
 	return out

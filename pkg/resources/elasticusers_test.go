@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
 // TestElasticUsersSecret: the Secret holds each user's password and the file realm's files:
@@ -59,9 +61,11 @@ func TestElasticUsersSecret(t *testing.T) {
 
 // TestElasticNodeMountsOnlyWhatItNeeds: the node's container mounts the probe user's
 // password alone, init-config the realm's files alone, init-keystore the elastic user's
-// password alone, and no container has a password in its environment.
+// password alone, and no container but the exporter, which takes the probe user's password
+// from its env only, references the users Secret in its environment.
 func TestElasticNodeMountsOnlyWhatItNeeds(t *testing.T) {
 	m := minimal()
+	m.Spec.Elasticsearch.Exporter = &monoclev1alpha1.ElasticsearchExporter{}
 	pod := NewElasticStatefulSet(m, ElasticDataVolume, false, "h").Spec.Template
 	if pod.Annotations[ElasticUsersHashAnnotation] != "h" {
 		t.Errorf("annotations %v", pod.Annotations)
@@ -94,11 +98,15 @@ func TestElasticNodeMountsOnlyWhatItNeeds(t *testing.T) {
 	if got := strings.Join(items["realm"], ","); got != strings.Join(ElasticRealmFiles, ",") {
 		t.Errorf("the init container mounts %s of the users Secret", got)
 	}
+	var refs []string
 	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers...) {
 		for _, e := range c.Env {
 			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == ElasticUsersSecretName(m) {
-				t.Errorf("%s: a password in env %s", c.Name, e.Name)
+				refs = append(refs, c.Name+"/"+e.Name+"="+e.ValueFrom.SecretKeyRef.Key)
 			}
 		}
+	}
+	if got, want := strings.Join(refs, ","), "exporter/ES_PASSWORD="+ElasticProbeUser; got != want {
+		t.Errorf("env references to the users Secret: %s, want %s", got, want)
 	}
 }

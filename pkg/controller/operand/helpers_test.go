@@ -110,8 +110,8 @@ func fakeElastic(t *testing.T, m *monoclev1alpha1.Monocle) (*testkit.FakeElastic
 	t.Cleanup(f.Close)
 	tr := f.Transport()
 	t.Cleanup(tr.CloseIdleConnections)
-	client, err := elastic.NewClient(elastic.Config{URL: bundledTarget(m).URL, Username: bundledTarget(m).Username,
-		Password: bundledTarget(m).Password, Transport: tr})
+	target := bundledTarget(m)
+	client, err := elastic.NewClient(elastic.Config{URL: target.URL, Username: target.Username, Password: target.Password, Transport: tr})
 	if err != nil {
 		t.Fatal(err)
 	}
