@@ -280,8 +280,15 @@ func switchedIntact(ctx context.Context, ns, name, pvcUID, kept string) error {
 			problems = append(problems, fmt.Sprintf("the password of %s is not the first generated", u))
 		}
 	}
-	if got := env.Elastic.BundledPassword(ns, name); got != string(users.Data[resources.ElasticOperatorUser]) {
-		problems = append(problems, "the operator reads the node with another password than its user's")
+	// The fake records the password of the last read, which may be one from before the switch
+	// until the next read (every --elasticsearch-read-interval).
+	if err := testkit.Poll(ctx, 250*time.Millisecond, 30*time.Second, "the operator reading as its user", func(context.Context) error {
+		if env.Elastic.BundledPassword(ns, name) != string(users.Data[resources.ElasticOperatorUser]) {
+			return fmt.Errorf("the operator reads the node with another password than its user's")
+		}
+		return nil
+	}); err != nil {
+		problems = append(problems, err.Error())
 	}
 	if uids, err := keptUIDs(ctx, ns, name); err != nil || uids != kept {
 		problems = append(problems, fmt.Sprintf("Secrets and ConfigMap %s (%v), were %s", uids, err, kept))
