@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	operatorversion "github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // Where the bundle goes, and the names it uses.
@@ -179,7 +181,7 @@ func run(root string) error {
 				"For each `Monocle` resource the operator creates and keeps correct the generated keys, config.yaml, the Elasticsearch StatefulSet, the API and crawler Deployments, their Services, a NetworkPolicy and, when asked, an Ingress, a Gateway API HTTPRoute or an OpenShift Route; it runs Monocle's maintenance commands as Jobs, checks configs the way Monocle 1.11.2 reads them, and adopts the objects of the earlier operator (v0.0.2) in place, keeping their data.",
 			"version":        version,
 			"replaces":       replaces,
-			"minKubeVersion": "1.27.0",
+			"minKubeVersion": operatorversion.MinKubernetes + ".0",
 			"maturity":       channel,
 			"keywords":       []string{"monocle", "change-metrics", "analytics", "elasticsearch"},
 			"maintainers":    []any{map[string]any{"name": "Monocle developers", "email": "monocle@change-metrics.io"}},

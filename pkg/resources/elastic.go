@@ -224,6 +224,7 @@ func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 		},
 		Ports:                    []corev1.ContainerPort{{Name: "exporter", ContainerPort: ExporterPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:           tcpProbe("exporter", 10, 5, 3),
+		LivenessProbe:            tcpProbe("exporter", 20, 5, 3),
 		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,

@@ -254,6 +254,8 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		},
 		StartupProbe:   httpProbe("/", "proxy-health", 1, 1, 60),
 		ReadinessProbe: httpProbe("/", "proxy-health", 10, 1, 3),
+		// A sidecar whose NGINX hangs is restarted, as a container that exits is.
+		LivenessProbe: httpProbe("/", "proxy-health", 20, 1, 3),
 		Resources:      resourcesOr(nil, "10m", "32Mi", "128Mi"),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: ComponentProxy, MountPath: l.Dir, ReadOnly: true}, tmpMount,
