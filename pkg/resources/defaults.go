@@ -178,6 +178,14 @@ func ElasticResources(m *monoclev1alpha1.Monocle) corev1.ResourceRequirements {
 	return resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi")
 }
 
+// ElasticInitResources are the requests and limits of the Elasticsearch pod's init containers
+// (init-config, init-keystore): elasticsearch.initResources, by default requests of 10m CPU
+// and 128Mi memory and a 256Mi memory limit, which the keystore tool's JVM (a 64m heap)
+// needs.
+func ElasticInitResources(m *monoclev1alpha1.Monocle) corev1.ResourceRequirements {
+	return resourcesOr(m.Spec.Elasticsearch.InitResources, "10m", "128Mi", "256Mi")
+}
+
 // JavaOpts is ES_JAVA_OPTS: elasticsearch.javaOpts, by default a heap of half the memory limit
 // in MiB ("-Xms512m -Xmx512m" for the default 1Gi limit), as Elasticsearch advises ("Heap
 // size settings" of its 7.17 reference); DefaultJavaOpts without a memory limit.

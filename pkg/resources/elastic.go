@@ -81,8 +81,7 @@ func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bo
 		Image: image,
 		Command: []string{"sh", "-c", fmt.Sprintf("cp -R %s/config/. %s/ && cp%s %s/",
 			elasticHome, initConfigMount.MountPath, realmFiles, initConfigMount.MountPath)},
-		// The copy is small; the limits keep it under a namespace's LimitRange defaults.
-		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		Resources:                ElasticInitResources(m),
 		VolumeMounts:             []corev1.VolumeMount{initConfigMount, realmMount},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
@@ -225,7 +224,7 @@ func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 		Ports:                    []corev1.ContainerPort{{Name: "exporter", ContainerPort: ExporterPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:           tcpProbe("exporter", 10, 5, 3),
 		LivenessProbe:            tcpProbe("exporter", 20, 5, 3),
-		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		Resources:                resourcesOr(m.Spec.Elasticsearch.Exporter.Resources, "10m", "32Mi", "128Mi"),
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -62,7 +62,7 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e Elastic
 						Command: []string{"monocle", "janitor", "update-idents",
 							"--elastic", e.Target.PodURL(), "--config", ConfigPath},
 						VolumeMounts:             []corev1.VolumeMount{mount, tmpMount},
-						Resources:                resourcesOr(nil, "50m", "128Mi", "512Mi"),
+						Resources:                resourcesOr(m.Spec.Jobs.Resources, "50m", "128Mi", "512Mi"),
 						SecurityContext:          restrictedContainerSecurityContext(),
 						ImagePullPolicy:          corev1.PullIfNotPresent,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

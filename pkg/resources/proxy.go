@@ -85,6 +85,14 @@ func ProxyImage(m *monoclev1alpha1.Monocle) string {
 	return DefaultProxyImage
 }
 
+// proxyResources is elasticsearch.proxy.resources, nil when unset.
+func proxyResources(m *monoclev1alpha1.Monocle) *corev1.ResourceRequirements {
+	if p := m.Spec.Elasticsearch.Proxy; p != nil {
+		return p.Resources
+	}
+	return nil
+}
+
 // ProxyConfig is the sidecar's nginx.conf for target t with layout l. It fails when t.URL is
 // not scheme://host[:port] (ParseEndpoint).
 //
@@ -256,7 +264,7 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		ReadinessProbe: httpProbe("/", "proxy-health", 10, 1, 3),
 		// A sidecar whose NGINX hangs is restarted, as a container that exits is.
 		LivenessProbe: httpProbe("/", "proxy-health", 20, 1, 3),
-		Resources:      resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		Resources:      resourcesOr(proxyResources(m), "10m", "32Mi", "128Mi"),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: ComponentProxy, MountPath: l.Dir, ReadOnly: true}, tmpMount,
 		},
