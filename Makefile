@@ -37,6 +37,16 @@ build:
 # The platforms the release ships the kubectl plugin for, as GOOS/GOARCH.
 PLUGIN_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
+## release: stamp NEW_VERSION (such as v0.2.0) everywhere the version is stated, from the
+## Makefile's VERSION on (hack/release: the Makefile, deploy/, the chart, kustomization.yaml,
+## pkg/version, the README and the plugin's docs), turn CHANGELOG.md's unreleased section
+## into the release's, and regenerate the OLM bundle. Then review, commit and tag NEW_VERSION.
+.PHONY: release
+release:
+	@test -n "$(NEW_VERSION)" || { echo "usage: make release NEW_VERSION=v0.2.0" >&2; exit 1; }
+	$(GO) run ./hack/release -version $(NEW_VERSION)
+	$(MAKE) generate
+
 ## release-plugin: the kubectl plugin for each of PLUGIN_PLATFORMS, as
 ## $(RELEASE_DIR)/kubectl-monocle-$(VERSION)-<os>-<arch>.tar.gz (the binary kubectl-monocle
 ## inside), and their SHA-256 sums in $(RELEASE_DIR)/kubectl-monocle-$(VERSION).sha256
