@@ -136,12 +136,12 @@ func TestAllGroupsClientsNotLinked(t *testing.T) {
 // the versions.
 func TestCheckServerVersion(t *testing.T) {
 	for gitVersion, want := range map[string]string{
-		"v1.29.0":         "",
-		"v1.29.6+k3s1":    "",
+		"v1.30.0":         "",
+		"v1.30.14+k3s1":   "",
 		"v1.36.3":         "",
-		"v1.30.0-eks-123": "",
-		"v1.28.15":        "the API server runs Kubernetes v1.28.15; monocle-operator needs 1.29 or later",
-		"v1.27.0-gke.100": "the API server runs Kubernetes v1.27.0-gke.100; monocle-operator needs 1.29 or later",
+		"v1.31.0-eks-123": "",
+		"v1.29.6":         "the API server runs Kubernetes v1.29.6; monocle-operator needs 1.30 or later",
+		"v1.27.0-gke.100": "the API server runs Kubernetes v1.27.0-gke.100; monocle-operator needs 1.30 or later",
 		"":                `the API server's version ""`,
 	} {
 		d := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}, FakedServerVersion: &apiversion.Info{GitVersion: gitVersion}}
