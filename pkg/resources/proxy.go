@@ -264,7 +264,7 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		ReadinessProbe: httpProbe("/", "proxy-health", 10, 1, 3),
 		// A sidecar whose NGINX hangs is restarted, as a container that exits is.
 		LivenessProbe: httpProbe("/", "proxy-health", 20, 1, 3),
-		Resources:      resourcesOr(proxyResources(m), "10m", "32Mi", "128Mi"),
+		Resources:     resourcesOr(proxyResources(m), "10m", "32Mi", "128Mi"),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: ComponentProxy, MountPath: l.Dir, ReadOnly: true}, tmpMount,
 		},

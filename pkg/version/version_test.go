@@ -89,7 +89,7 @@ func TestDefaults(t *testing.T) {
 // say MinKubernetes, the version the operator checks at start.
 func TestMinKubernetesInStep(t *testing.T) {
 	for file, want := range map[string]string{
-		"deploy/helm/monocle-operator/Chart.yaml": `kubeVersion: ">=` + MinKubernetes + `.0-0"`,
+		"deploy/helm/monocle-operator/Chart.yaml":                                 `kubeVersion: ">=` + MinKubernetes + `.0-0"`,
 		"deploy/olm/bundle/manifests/monocle-operator.clusterserviceversion.yaml": "minKubeVersion: " + MinKubernetes + ".0\n",
 	} {
 		data, err := os.ReadFile(filepath.Join("..", "..", file))
