@@ -102,6 +102,15 @@ test-unit:
 test-integration: control-plane $(PROMTOOL)
 	PROMTOOL="$(abspath $(PROMTOOL))" $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
 
+## test-oldest: the install, the main job, the bundled Elasticsearch's security, an ECK and an
+## external cluster through the proxy sidecar, hibernation and a quota namespace, on the oldest
+## Kubernetes the operator supports (hack/build-control-plane.sh oldest; pkg/version.MinKubernetes)
+OLDEST_TESTS := TestSampleMonocleLifecycle$$|TestBundledElasticsearchSecurity|TestElasticsearchRef$$|TestExternalElasticsearch$$|TestHibernation$$|TestMonoclesInAQuotaNamespace
+.PHONY: test-oldest
+test-oldest: control-plane
+	bash hack/build-control-plane.sh oldest >/dev/null
+	MONOCLE_KUBERNETES=oldest $(GO) test -timeout $(TEST_TIMEOUT) -count=1 ./test/integration -run '$(OLDEST_TESTS)'
+
 ## test-differential: the operator's verdicts on thousands of dates, YAML scalars and numbers
 ## against those of the Haskell libraries Monocle builds with (hack/test-differential.sh:
 ## installs Debian's GHC and libraries when missing, builds test/differential/Oracle.hs into
