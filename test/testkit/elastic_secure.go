@@ -155,6 +155,12 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 // operator generated: it records the one it accepts, which a test compares with the Secret's
 // (BundledPassword).
 func (f *FakeElasticsearch) guardBundled(w http.ResponseWriter, r *http.Request, key esKey) bool {
+	f.mu.Lock()
+	unsecured := f.unsecured[key]
+	f.mu.Unlock()
+	if unsecured {
+		return false
+	}
 	user, pass, ok := r.BasicAuth()
 	if ok && user == resources.ElasticOperatorUser && pass != "" {
 		f.mu.Lock()
@@ -164,6 +170,23 @@ func (f *FakeElasticsearch) guardBundled(w http.ResponseWriter, r *http.Request,
 	}
 	unauthorized(w, r, user, ok)
 	return true
+}
+
+// ServeBundledWithoutSecurity makes the fake answer every request for the bundled node of
+// the Monocle namespace/monocle without credentials, as the node of a release before
+// security did, until SecureBundled.
+func (f *FakeElasticsearch) ServeBundledWithoutSecurity(namespace, monocle string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unsecured[esKey{namespace: namespace, monocle: monocle}] = true
+}
+
+// SecureBundled ends ServeBundledWithoutSecurity: the node requires the operator's user
+// again, as it does once it runs with security on.
+func (f *FakeElasticsearch) SecureBundled(namespace, monocle string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.unsecured, esKey{namespace: namespace, monocle: monocle})
 }
 
 // BundledPassword is the password of the operator's user (resources.ElasticOperatorUser)
