@@ -153,19 +153,18 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 // request to the Elasticsearch of key without the operator's user
 // (resources.ElasticOperatorUser) and a password. The fake does not know the password the
 // operator generated: it records the one it accepts, which a test compares with the Secret's
-// (BundledPassword).
+// (BundledPassword), also from a node served without security (ServeBundledWithoutSecurity),
+// which lets every request through.
 func (f *FakeElasticsearch) guardBundled(w http.ResponseWriter, r *http.Request, key esKey) bool {
+	user, pass, ok := r.BasicAuth()
+	operator := ok && user == resources.ElasticOperatorUser && pass != ""
 	f.mu.Lock()
+	if operator {
+		f.bundledPasswords[key] = pass
+	}
 	unsecured := f.unsecured[key]
 	f.mu.Unlock()
-	if unsecured {
-		return false
-	}
-	user, pass, ok := r.BasicAuth()
-	if ok && user == resources.ElasticOperatorUser && pass != "" {
-		f.mu.Lock()
-		f.bundledPasswords[key] = pass
-		f.mu.Unlock()
+	if operator || unsecured {
 		return false
 	}
 	unauthorized(w, r, user, ok)

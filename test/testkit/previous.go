@@ -72,7 +72,7 @@ func BuildPreviousRelease(ctx context.Context, root, dir string) (PreviousReleas
 		return PreviousRelease{}, fmt.Errorf("exporting %s (%s): %v: %s", version, commit, err, out)
 	}
 	p := PreviousRelease{Version: version, Commit: commit, Dir: dir,
-		Bin: filepath.Join(dir, "monocle-operator"), Manifests: filepath.Join(dir, "release.yaml")}
+		Bin: filepath.Join(dir, "monocle-operator-"+version), Manifests: filepath.Join(dir, "release.yaml")}
 	if err := BuildOperator(ctx, dir, p.Bin); err != nil {
 		return PreviousRelease{}, fmt.Errorf("%s: %w", version, err)
 	}
