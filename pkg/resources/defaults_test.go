@@ -89,5 +89,11 @@ func TestEveryContainerTakesTheMonocleResources(t *testing.T) {
 				t.Errorf("%s/%s by default: limits %v, want a memory limit and no CPU limit", pod, c.Name, c.Resources.Limits)
 			}
 		}
+		// No scratch volume may fill the node's disk.
+		for _, v := range tpl.Spec.Volumes {
+			if v.EmptyDir != nil && (v.EmptyDir.SizeLimit == nil || v.EmptyDir.SizeLimit.IsZero()) {
+				t.Errorf("%s: emptyDir %s has no sizeLimit", pod, v.Name)
+			}
+		}
 	}
 }

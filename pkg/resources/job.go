@@ -44,7 +44,7 @@ func UpdateIdentsJobName(m *monoclev1alpha1.Monocle, configHash string) string {
 // the Job starts.
 func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e ElasticAccess) *batchv1.Job {
 	vol, mount := configVolume(ConfigMapName(m))
-	tmp, tmpMount := emptyDir("tmp", "/tmp")
+	tmp, tmpMount := emptyDir("tmp", "/tmp", scratchLimit)
 	labels := Labels(m, ComponentUpdateIdents)
 	job := &batchv1.Job{
 		ObjectMeta: objectMeta(m, UpdateIdentsJobName(m, configHash), ComponentUpdateIdents),

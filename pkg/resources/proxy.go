@@ -246,7 +246,7 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		return
 	}
 	l := PodProxyLayout
-	tmp, tmpMount := emptyDir(ComponentProxy+"-tmp", l.Temp)
+	tmp, tmpMount := emptyDir(ComponentProxy+"-tmp", l.Temp, proxyTmpLimit)
 	conf := corev1.Volume{Name: ComponentProxy, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: ProxySecretName(m), DefaultMode: ptr.To[int32](0o444),
 	}}}
