@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,13 +18,32 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
+// localPhases are the phases of `make local`'s script, each named by a line it prints when the
+// phase begins: the control plane starting, the operator running, the sample Monocle waiting
+// to be Ready, and everything up.
+var localPhases = []struct{ name, marker string }{
+	{"control plane starting", "[localcluster]"},
+	{"operator running", "Operator running"},
+	{"sample applied", "monocle.monocle.monocle.change-metrics.io/monocle created"},
+	{"Ready", "Press Ctrl-C to stop everything"},
+}
+
 // TestLocalStopsThroughAPipe runs `make local`'s script as `hack/run-local.sh DIR | cat`, in
-// a process group of its own as a shell runs a foreground job, waits for it to say the
-// sample Monocle is Ready, and sends the group SIGINT, as Ctrl-C in a terminal does. The
-// reader of the pipe ends with it, so the script's cleanup must not need its stdout: every
-// component of the local control plane must be stopped within a minute.
+// a process group of its own as a shell runs a foreground job, waits for it to print the
+// marker of each phase in turn (localPhases), and sends the group SIGINT, as Ctrl-C in a
+// terminal does. The reader of the pipe ends with it, so the script's cleanup must not need
+// its stdout: the script must exit and every component of the local control plane be
+// stopped within a minute, whatever the phase.
 func TestLocalStopsThroughAPipe(t *testing.T) {
 	testkit.NeedCluster(t, env != nil)
+	for _, phase := range localPhases {
+		t.Run(phase.name, func(t *testing.T) { interruptLocal(t, phase.marker) })
+	}
+}
+
+// interruptLocal runs hack/run-local.sh through a pipe, sends its group SIGINT once it has
+// printed marker, and checks that everything it started stops.
+func interruptLocal(t *testing.T, marker string) {
 	dir := filepath.Join(t.TempDir(), "local")
 	t.Cleanup(func() { _ = localcluster.StopFromDir(dir) })
 
@@ -38,29 +58,45 @@ func TestLocalStopsThroughAPipe(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	ready := make(chan struct{})
+	reached := make(chan struct{})
+	var mu sync.Mutex
 	var printed strings.Builder
 	go func() {
 		s := bufio.NewScanner(out)
+		once := sync.Once{}
 		for s.Scan() {
+			mu.Lock()
 			printed.WriteString(s.Text() + "\n")
-			if strings.Contains(s.Text(), "Press Ctrl-C to stop everything") {
-				close(ready)
+			mu.Unlock()
+			if strings.Contains(s.Text(), marker) {
+				once.Do(func() { close(reached) })
 			}
 		}
 	}()
+	output := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return printed.String()
+	}
 	select {
-	case <-ready:
+	case <-reached:
 	case <-time.After(5 * time.Minute):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("hack/run-local.sh did not get the sample Monocle Ready in 5 minutes; it printed:\n%s", printed.String())
+		t.Fatalf("hack/run-local.sh did not print %q in 5 minutes; it printed:\n%s", marker, output())
 	}
 
-	// Ctrl-C: SIGINT to the whole foreground group (bash, the script, the operator, cat).
+	// Ctrl-C: SIGINT to the whole foreground group (bash, the script, its children, cat).
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Errorf("hack/run-local.sh still runs a minute after SIGINT at %q", marker)
+	}
 	err = testkit.Poll(context.Background(), 500*time.Millisecond, time.Minute, "the local control plane is stopped", func(context.Context) error {
 		var running []string
 		for _, c := range localcluster.Components {
@@ -81,6 +117,72 @@ func TestLocalStopsThroughAPipe(t *testing.T) {
 	})
 	if err != nil {
 		stopLog, _ := os.ReadFile(filepath.Join(dir, "stop.log"))
-		t.Fatalf("%v\nthe script printed:\n%s\nstop.log:\n%s", err, printed.String(), stopLog)
+		t.Fatalf("%v\nthe script printed:\n%s\nstop.log:\n%s", err, output(), stopLog)
+	}
+}
+
+// TestLocalStopsDuringTheControlPlaneBuild runs hack/build-control-plane.sh, the first build of
+// `make local` and `make test`, into an empty cache with an empty Go build cache, in a process
+// group of its own, and sends the group SIGINT once it builds its first binary, as Ctrl-C in
+// a terminal does: it must exit within 10 s, leaving no binary, no partial one and no
+// compiler behind.
+func TestLocalStopsDuringTheControlPlaneBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Go code: not with -short")
+	}
+	root := repoRoot(t)
+	cache := t.TempDir()
+	cmd := exec.Command("bash", "hack/build-control-plane.sh")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "MONOCLE_CONTROL_PLANE_CACHE="+cache, "GOCACHE="+t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	building := make(chan struct{})
+	go func() {
+		s := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for s.Scan() {
+			if strings.Contains(s.Text(), ": building ") {
+				once.Do(func() { close(building) })
+			}
+		}
+	}()
+	select {
+	case <-building:
+	case <-time.After(2 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatal("hack/build-control-plane.sh did not start building in 2 minutes")
+	}
+	time.Sleep(2 * time.Second) // the compilers are running
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatal("hack/build-control-plane.sh still runs 10 s after SIGINT")
+	}
+	// No process of the group is left: kill with signal 0 finds none once the compilers that
+	// died with the build, orphaned, have been reaped by init (a second or two).
+	if err := testkit.Poll(context.Background(), 250*time.Millisecond, 10*time.Second, "no process of the build left", func(context.Context) error {
+		if err := syscall.Kill(-cmd.Process.Pid, 0); !errors.Is(err, syscall.ESRCH) {
+			return fmt.Errorf("kill -0 of its group: %v", err)
+		}
+		return nil
+	}); err != nil {
+		t.Error(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(cache, "bin", "*"))
+	if len(left) > 0 {
+		t.Errorf("the interrupted build left %v", left)
 	}
 }
