@@ -24,8 +24,10 @@ const (
 	DefaultExporterImage = "quay.io/prometheuscommunity/elasticsearch-exporter:v1.9.0"
 	// DefaultProxyImage is the proxy sidecar's image (spec.elasticsearch.proxy.image), NGINX's
 	// unprivileged build (github.com/nginxinc/docker-nginx-unprivileged), which runs as uid
-	// 101.
-	DefaultProxyImage = "docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine"
+	// 101: the stable line, 1.30 (1.28 and older are no longer supported upstream), at 1.30.1,
+	// which fixes CVE-2026-42945 (nginx.org security advisories). nginx 1.30 keeps HTTP/1.1
+	// and keepalive to upstreams by default; the sidecar's nginx.conf sets both anyway.
+	DefaultProxyImage = "docker.io/nginxinc/nginx-unprivileged:1.30.1-alpine"
 	// DefaultStorageSize is the default size of the Elasticsearch volume.
 	DefaultStorageSize = "1Gi"
 	// DefaultJavaOpts is the default ES_JAVA_OPTS: a 512 MiB heap, half the default limit.

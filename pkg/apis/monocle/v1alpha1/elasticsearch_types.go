@@ -73,7 +73,7 @@ type ExternalElasticsearch struct {
 // Monocle's URL, environment, arguments or log.
 type ElasticsearchProxy struct {
 	// Image is the proxy's image. Defaults to NGINX's unprivileged build,
-	// docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine.
+	// docker.io/nginxinc/nginx-unprivileged:1.30.1-alpine.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
