@@ -41,63 +41,98 @@ func TestLocalStopsThroughAPipe(t *testing.T) {
 	}
 }
 
-// interruptLocal runs hack/run-local.sh through a pipe, sends its group SIGINT once it has
-// printed marker, and checks that everything it started stops.
-func interruptLocal(t *testing.T, marker string) {
-	dir := filepath.Join(t.TempDir(), "local")
-	t.Cleanup(func() { _ = localcluster.StopFromDir(dir) })
+// foregroundJob is a command run as a shell runs a foreground job, in a process group of its
+// own, with its output (one pipe) read line by line until marker shows.
+type foregroundJob struct {
+	cmd     *exec.Cmd
+	marker  string
+	mu      sync.Mutex
+	printed strings.Builder
+	seen    chan struct{} // closed once a line holds marker
+}
 
-	cmd := exec.Command("bash", "-c", `hack/run-local.sh "$0" 2>&1 | cat`, dir)
-	cmd.Dir = env.Root
-	cmd.Env = append(os.Environ(), "MONOCLE_OPERATOR_BIN="+env.OperatorBin, "KUBECONFIG=")
+// startForeground starts cmd with its stdout, or its stderr, read by the job.
+func startForeground(t *testing.T, cmd *exec.Cmd, stderr bool, marker string) *foregroundJob {
+	t.Helper()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
+	pipe := cmd.StdoutPipe
+	if stderr {
+		pipe = cmd.StderrPipe
+	}
+	out, err := pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	reached := make(chan struct{})
-	var mu sync.Mutex
-	var printed strings.Builder
+	j := &foregroundJob{cmd: cmd, marker: marker, seen: make(chan struct{})}
 	go func() {
-		s := bufio.NewScanner(out)
-		once := sync.Once{}
-		for s.Scan() {
-			mu.Lock()
-			printed.WriteString(s.Text() + "\n")
-			mu.Unlock()
+		var once sync.Once
+		for s := bufio.NewScanner(out); s.Scan(); {
+			j.mu.Lock()
+			j.printed.WriteString(s.Text() + "\n")
+			j.mu.Unlock()
 			if strings.Contains(s.Text(), marker) {
-				once.Do(func() { close(reached) })
+				once.Do(func() { close(j.seen) })
 			}
 		}
 	}()
-	output := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return printed.String()
-	}
-	select {
-	case <-reached:
-	case <-time.After(5 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("hack/run-local.sh did not print %q in 5 minutes; it printed:\n%s", marker, output())
-	}
+	return j
+}
 
-	// Ctrl-C: SIGINT to the whole foreground group (bash, the script, its children, cat).
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+// output is what the job has printed so far.
+func (j *foregroundJob) output() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.printed.String()
+}
+
+// waitMarker waits up to timeout for the marker; it kills the job and fails the test if it
+// does not show.
+func (j *foregroundJob) waitMarker(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	select {
+	case <-j.seen:
+	case <-time.After(timeout):
+		_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatalf("%v did not print %q in %s; it printed:\n%s", j.cmd.Args, j.marker, timeout, j.output())
+	}
+}
+
+// interrupt sends the job's group SIGINT, as Ctrl-C in a terminal does, and reports whether
+// the job exited within timeout; if not, it kills the group.
+func (j *foregroundJob) interrupt(t *testing.T, timeout time.Duration) bool {
+	t.Helper()
+	if err := syscall.Kill(-j.cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
+	go func() { _ = j.cmd.Wait(); close(exited) }()
 	select {
 	case <-exited:
-	case <-time.After(time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Errorf("hack/run-local.sh still runs a minute after SIGINT at %q", marker)
+		return true
+	case <-time.After(timeout):
+		_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
+		return false
 	}
-	err = testkit.Poll(context.Background(), 500*time.Millisecond, time.Minute, "the local control plane is stopped", func(context.Context) error {
+}
+
+// interruptLocal runs hack/run-local.sh through a pipe, sends its group SIGINT once it has
+// printed marker, and checks that everything it started stops.
+func interruptLocal(t *testing.T, marker string) {
+	dir := filepath.Join(t.TempDir(), "local")
+	t.Cleanup(func() { _ = localcluster.StopFromDir(dir) })
+	cmd := exec.Command("bash", "-c", `hack/run-local.sh "$0" 2>&1 | cat`, dir)
+	cmd.Dir = env.Root
+	cmd.Env = append(os.Environ(), "MONOCLE_OPERATOR_BIN="+env.OperatorBin, "KUBECONFIG=")
+	job := startForeground(t, cmd, false, marker)
+	job.waitMarker(t, 5*time.Minute)
+	// Ctrl-C: SIGINT to the whole foreground group (bash, the script, its children, cat).
+	if !job.interrupt(t, time.Minute) {
+		t.Errorf("hack/run-local.sh still ran a minute after SIGINT at %q", marker)
+	}
+	err := testkit.Poll(context.Background(), 500*time.Millisecond, time.Minute, "the local control plane is stopped", func(context.Context) error {
 		var running []string
 		for _, c := range localcluster.Components {
 			pid, alive, err := localcluster.PIDFromDir(dir, c)
@@ -117,7 +152,7 @@ func interruptLocal(t *testing.T, marker string) {
 	})
 	if err != nil {
 		stopLog, _ := os.ReadFile(filepath.Join(dir, "stop.log"))
-		t.Fatalf("%v\nthe script printed:\n%s\nstop.log:\n%s", err, output(), stopLog)
+		t.Fatalf("%v\nthe script printed:\n%s\nstop.log:\n%s", err, job.output(), stopLog)
 	}
 }
 
@@ -135,41 +170,11 @@ func TestLocalStopsDuringTheControlPlaneBuild(t *testing.T) {
 	cmd := exec.Command("bash", "hack/build-control-plane.sh")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "MONOCLE_CONTROL_PLANE_CACHE="+cache, "GOCACHE="+t.TempDir())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	building := make(chan struct{})
-	go func() {
-		s := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for s.Scan() {
-			if strings.Contains(s.Text(), ": building ") {
-				once.Do(func() { close(building) })
-			}
-		}
-	}()
-	select {
-	case <-building:
-	case <-time.After(2 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatal("hack/build-control-plane.sh did not start building in 2 minutes")
-	}
+	job := startForeground(t, cmd, true, ": building ")
+	job.waitMarker(t, 2*time.Minute)
 	time.Sleep(2 * time.Second) // the compilers are running
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	select {
-	case <-exited:
-	case <-time.After(10 * time.Second):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatal("hack/build-control-plane.sh still runs 10 s after SIGINT")
+	if !job.interrupt(t, 10*time.Second) {
+		t.Fatalf("hack/build-control-plane.sh still ran 10 s after SIGINT; it printed:\n%s", job.output())
 	}
 	// No process of the group is left: kill with signal 0 finds none once the compilers that
 	// died with the build, orphaned, have been reaped by init (a second or two).

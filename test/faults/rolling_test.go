@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -77,16 +75,9 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	if _, err := waitConverged(ctx, crashReadyBudget, namespaces, nil); err != nil {
 		sc.Fatalf("the Monocles are not Ready under the previous release: %v%s", err, testBedState(ctx))
 	}
-	kept, pvcs := map[string]string{}, map[string]string{}
-	for _, ns := range namespaces {
-		if kept[ns], err = keptUIDs(ctx, ns, name); err != nil {
-			sc.Fatal(err)
-		}
-		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+name+"-elastic-0", metav1.GetOptions{})
-		if err != nil {
-			sc.Fatal(err)
-		}
-		pvcs[ns] = string(pvc.UID)
+	kept, pvcs, err := keptForSwitch(ctx, namespaces, name)
+	if err != nil {
+		sc.Fatal(err)
 	}
 
 	// The rolling update: a surge replica of this release, the old leader SIGKILLed while
