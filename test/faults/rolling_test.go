@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,15 +51,19 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	}
 
 	const name = "roll"
-	begin := time.Now()
-	startOld := func() *operator {
-		return env.operators.startBinary(t, prev.Bin, previousOperatorArgs(), churnLeaseFlags...)
-	}
-	ops := []*operator{startOld(), startOld()}
 	var namespaces []string
 	for i := range env.size.rollingMonocles {
-		ns := fmt.Sprintf("faults-rolling-%d", i)
-		namespaces = append(namespaces, ns)
+		namespaces = append(namespaces, fmt.Sprintf("faults-rolling-%d", i))
+	}
+	// Both releases watch the scenario's namespaces only: the Monocles of the earlier
+	// scenarios are this release's, which the previous one would roll back, as a downgrade.
+	flags := append([]string{"--namespaces=" + strings.Join(namespaces, ",")}, churnLeaseFlags...)
+	begin := time.Now()
+	startOld := func() *operator {
+		return env.operators.startBinary(t, prev.Bin, previousOperatorArgs(), flags...)
+	}
+	ops := []*operator{startOld(), startOld()}
+	for _, ns := range namespaces {
 		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
 			sc.Fatal(err)
 		}
@@ -83,7 +88,7 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	// The rolling update: a surge replica of this release, the old leader SIGKILLed while
 	// both releases run, the other old replica terminated, a second new replica.
 	released := map[string]bool{}
-	ops = append(ops, env.operators.start(t, churnLeaseFlags...))
+	ops = append(ops, env.operators.start(t, flags...))
 	delay := time.Duration(rng.IntN(3000)) * time.Millisecond
 	time.Sleep(delay)
 	killed := time.Now()
@@ -103,7 +108,7 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	if err := other.stop(); err != nil {
 		sc.Error(err)
 	}
-	ops = append(ops[1:], env.operators.start(t, churnLeaseFlags...))
+	ops = append(ops[1:], env.operators.start(t, flags...))
 	last, err := waitLeader(ctx, 30*time.Second, ops)
 	if err != nil {
 		sc.Fatal(err)
