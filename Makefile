@@ -37,6 +37,16 @@ build:
 # The platforms the release ships the kubectl plugin for, as GOOS/GOARCH.
 PLUGIN_PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 
+## release: stamp NEW_VERSION (such as v0.2.0) everywhere the version is stated, from the
+## Makefile's VERSION on (hack/release: the Makefile, deploy/, the chart, kustomization.yaml,
+## pkg/version, the README and the plugin's docs), turn CHANGELOG.md's unreleased section
+## into the release's, and regenerate the OLM bundle. Then review, commit and tag NEW_VERSION.
+.PHONY: release
+release:
+	@test -n "$(NEW_VERSION)" || { echo "usage: make release NEW_VERSION=v0.2.0" >&2; exit 1; }
+	$(GO) run ./hack/release -version $(NEW_VERSION)
+	$(MAKE) generate
+
 ## release-plugin: the kubectl plugin for each of PLUGIN_PLATFORMS, as
 ## $(RELEASE_DIR)/kubectl-monocle-$(VERSION)-<os>-<arch>.tar.gz (the binary kubectl-monocle
 ## inside), and their SHA-256 sums in $(RELEASE_DIR)/kubectl-monocle-$(VERSION).sha256
@@ -92,6 +102,16 @@ test-unit:
 test-integration: control-plane $(PROMTOOL)
 	PROMTOOL="$(abspath $(PROMTOOL))" $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 $$($(GO) list ./test/... | grep -v /test/faults)
 
+## test-oldest: the install of deploy/, the main job, an external cluster through the proxy
+## sidecar and hibernation on the oldest
+## Kubernetes the operator supports (pkg/version.MinKubernetes), whose control plane
+## hack/build-control-plane.sh oldest builds from Go modules and caches like the newest's
+OLDEST_TESTS := TestClusterWideInstall$$|TestSampleMonocleLifecycle$$|TestExternalElasticsearch$$|TestHibernation$$
+.PHONY: test-oldest
+test-oldest: control-plane
+	bash hack/build-control-plane.sh oldest
+	MONOCLE_KUBERNETES=oldest $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p 1 ./test/e2e ./test/integration -run '$(OLDEST_TESTS)'
+
 ## test-differential: the operator's verdicts on thousands of dates, YAML scalars and numbers
 ## against those of the Haskell libraries Monocle builds with (hack/test-differential.sh:
 ## installs Debian's GHC and libraries when missing, builds test/differential/Oracle.hs into
@@ -105,8 +125,9 @@ test-proxy:
 	GO="$(GO)" hack/test-proxy.sh
 
 ## test: everything CI runs: verify, unit tests, the differential and proxy tests, the
-## control-plane tests, then the fault-injection suite at full size
-test: verify test-unit test-differential test-proxy test-integration test-faults
+## control-plane tests on the newest and the oldest Kubernetes, then the fault-injection
+## suite at full size
+test: verify test-unit test-differential test-proxy test-integration test-oldest test-faults
 
 ## local: start a local control plane, install the CRD, run the operator, apply the sample
 ## Monocle, wait until it is Ready and keep it all running until interrupted (Ctrl-C)

@@ -16,15 +16,24 @@
 #       ${XDG_CACHE_HOME:-$HOME/.cache}/monocle-operator/control-plane/v1.36.3)
 #   MONOCLE_CONTROL_PLANE_REBUILD=1  rebuild binaries even if present
 #
+# Usage: hack/build-control-plane.sh [newest|oldest]
+#   newest (the default): the Kubernetes the tests run on, from hack/control-plane.
+#   oldest: the oldest Kubernetes the operator supports (pkg/version.MinKubernetes), from
+#       hack/control-plane-oldest: its kube-apiserver, kube-controller-manager and
+#       kube-scheduler, with etcd, kwok and the kwok stages of the newest build.
+#
 # Output: progress on stderr; the only line on stdout is the bin directory.
 set -euo pipefail
 
-# Keep in sync with hack/control-plane/go.mod and
-# test/localcluster.KubernetesVersion (the cache path depends on it).
-KUBE_VERSION=v1.36.3
-
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-module_dir="${repo_root}/hack/control-plane"
+which="${1:-newest}"
+# Keep in sync with the module's go.mod and test/localcluster's versions (the cache path
+# depends on them).
+case "${which}" in
+  newest) KUBE_VERSION=v1.36.3; module_dir="${repo_root}/hack/control-plane" ;;
+  oldest) KUBE_VERSION=v1.30.14; module_dir="${repo_root}/hack/control-plane-oldest" ;;
+  *) echo "usage: $0 [newest|oldest]" >&2; exit 2 ;;
+esac
 cache_dir="${MONOCLE_CONTROL_PLANE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/monocle-operator/control-plane/${KUBE_VERSION}}"
 bin_dir="${cache_dir}/bin"
 stages_dir="${cache_dir}/kwok-stages"
@@ -63,18 +72,22 @@ done
 
 # name|package|ldflags, built in this order, one at a time (2 cores).
 targets=(
-  "etcd|go.etcd.io/etcd/server/v3|-s -w"
   "kube-apiserver|k8s.io/kubernetes/cmd/kube-apiserver|${kube_ldflags}"
   "kube-controller-manager|k8s.io/kubernetes/cmd/kube-controller-manager|${kube_ldflags}"
   "kube-scheduler|k8s.io/kubernetes/cmd/kube-scheduler|${kube_ldflags}"
-  "kwok|sigs.k8s.io/kwok/cmd/kwok|-s -w"
 )
+if [[ "${which}" == newest ]]; then
+  targets=("etcd|go.etcd.io/etcd/server/v3|-s -w" "${targets[@]}" "kwok|sigs.k8s.io/kwok/cmd/kwok|-s -w")
+else
+  # etcd, kwok and the stages are the newest build's, copied beside these binaries.
+  newest_bin="$("${repo_root}/hack/build-control-plane.sh" newest)"
+fi
 
 # Everything that decides what the binaries are: rebuild when it changes.
-stamp="$( { cat go.mod go.sum; go env GOVERSION; echo "CGO_ENABLED=${CGO_ENABLED}"; printf '%s\n' "${targets[@]}"; } | sha256sum | cut -d' ' -f1)"
+stamp="$( { cat go.mod go.sum; go env GOVERSION; echo "CGO_ENABLED=${CGO_ENABLED}"; printf '%s\n' "${targets[@]}"; [[ -z "${newest_bin:-}" ]] || cat "${newest_bin}/.build-stamp"; } | sha256sum | cut -d' ' -f1)"
 
 up_to_date=1
-for t in "${targets[@]}"; do
+for t in "${targets[@]}" "etcd|" "kwok|"; do
   [[ -x "${bin_dir}/${t%%|*}" ]] || up_to_date=0
 done
 for f in node-initialize.yaml node-heartbeat.yaml pod-ready.yaml pod-complete.yaml pod-delete.yaml pvc-provision.yaml storage-class.yaml; do
@@ -116,6 +129,17 @@ for t in "${targets[@]}"; do
   mv -f "${tmp}" "${out}"
   log "${name}: built in $(( $(date +%s) - start ))s"
 done
+
+if [[ -n "${newest_bin:-}" ]]; then
+  log "etcd, kwok and the kwok stages: copying the newest build's from ${newest_bin}"
+  install -m 0755 "${newest_bin}/etcd" "${newest_bin}/kwok" "${bin_dir}/"
+  rm -rf "${stages_dir}"
+  cp -R "$(dirname "${newest_bin}")/kwok-stages" "${stages_dir}"
+  echo "${stamp}" >"${stamp_file}"
+  log "done in $(( $(date +%s) - total_start ))s"
+  echo "${bin_dir}"
+  exit 0
+fi
 
 # kwok v0.8 exits with "no stages found" unless given Stage documents; they
 # ship in its module under kustomize/stage/.

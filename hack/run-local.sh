@@ -15,14 +15,21 @@ DIR="$(mkdir -p "${1:-_output/local}" && cd "${1:-_output/local}" && pwd -P)"
 OPERATOR="${MONOCLE_OPERATOR_BIN:-${REPO_ROOT}/bin/monocle-operator}"
 [[ -x "${OPERATOR}" ]] || { echo "missing ${OPERATOR}: run make build" >&2; exit 1; }
 
+# The control plane's tool, built before anything starts rather than run with `go run`: a stop
+# must not compile (minutes on a cold cache), and a Ctrl-C during this build stops it at once.
+LOCALCLUSTER="${DIR}/localcluster"
+go build -o "${LOCALCLUSTER}" ./hack/localcluster
+
 operator_pid=""
 # cleanup must not depend on stdout: with `make local | tee log`, Ctrl-C also ends tee, and a
 # write to the closed pipe would kill this script (SIGPIPE) or fail it (set -e) before the
 # control plane is stopped. So SIGPIPE is ignored, every message may fail, and what the stop
 # prints also goes to DIR/stop.log.
 cleanup() {
-  trap - EXIT INT TERM
-  trap '' PIPE
+  trap - EXIT
+  # A second Ctrl-C while stopping must not cut the stop short and leave components running;
+  # the stop takes seconds.
+  trap '' INT TERM PIPE
   set +e
   say() { echo "$*" 2>/dev/null; echo "$*" >>"${DIR}/stop.log"; }
   say "Stopping the operator and the local control plane"
@@ -30,14 +37,14 @@ cleanup() {
     kill -TERM "${operator_pid}" 2>/dev/null
     wait "${operator_pid}" 2>/dev/null
   fi
-  go run ./hack/localcluster down --dir "${DIR}" >>"${DIR}/stop.log" 2>&1
+  "${LOCALCLUSTER}" down --dir "${DIR}" >>"${DIR}/stop.log" 2>&1
   say "Stopped (log: ${DIR}/stop.log)"
 }
 trap cleanup EXIT
 trap 'cleanup; exit 0' INT TERM
 
-go run ./hack/localcluster down --dir "${DIR}" >/dev/null 2>&1 || true
-go run ./hack/localcluster up --dir "${DIR}"
+"${LOCALCLUSTER}" down --dir "${DIR}" >/dev/null 2>&1 || true
+"${LOCALCLUSTER}" up --dir "${DIR}"
 export KUBECONFIG="${DIR}/kubeconfig"
 
 kubectl apply -f deploy/01-crd.yaml

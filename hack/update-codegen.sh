@@ -27,7 +27,7 @@ if [[ "${OUTPUT_ROOT}" != "${REPO_ROOT}" ]]; then
   mkdir -p "${OUTPUT_ROOT}"
   cp -a "${REPO_ROOT}/go.mod" "${REPO_ROOT}/go.sum" "${REPO_ROOT}/hack" "${OUTPUT_ROOT}/"
   mkdir -p "${OUTPUT_ROOT}/pkg" "${OUTPUT_ROOT}/deploy"
-  cp -a "${REPO_ROOT}/pkg/apis" "${OUTPUT_ROOT}/pkg/"
+  cp -a "${REPO_ROOT}/pkg/apis" "${REPO_ROOT}/pkg/version" "${OUTPUT_ROOT}/pkg/"
   cp -a "${REPO_ROOT}/deploy/02-rbac.yaml" "${REPO_ROOT}/deploy/02-rbac-aggregated.yaml" "${REPO_ROOT}/deploy/03-operator.yaml" \
     "${REPO_ROOT}/deploy/samples" "${REPO_ROOT}/deploy/monitoring" "${OUTPUT_ROOT}/deploy/"
   cp -a "${REPO_ROOT}/Makefile" "${OUTPUT_ROOT}/"

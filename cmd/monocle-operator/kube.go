@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	typedappsv1 "k8s.io/client-go/kubernetes/typed/apps/v1"
@@ -19,6 +21,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
+
+	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // kubeClients are the typed clients of the Kubernetes API groups the operator uses, and a
@@ -65,6 +69,26 @@ func newKubeClients(cfg *rest.Config) (*kubeClients, error) {
 		return nil, err
 	}
 	return &k, nil
+}
+
+// checkServerVersion returns an error unless the API server d reaches runs Kubernetes
+// version.MinKubernetes or later: the error names both versions and what the older one
+// lacks. An API server whose version cannot be read or parsed is an error too.
+func checkServerVersion(d discovery.ServerVersionInterface) error {
+	info, err := d.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the API server's version: %w", err)
+	}
+	got, err := utilversion.ParseGeneric(info.GitVersion)
+	if err != nil {
+		return fmt.Errorf("the API server's version %q: %w", info.GitVersion, err)
+	}
+	if !got.AtLeast(utilversion.MustParseGeneric(version.MinKubernetes)) {
+		return fmt.Errorf("the API server runs Kubernetes %s; monocle-operator needs %s or later "+
+			"(the Monocle CRD's validation rules use CEL's Quantity library, and the Elasticsearch proxy runs as a native sidecar)",
+			info.GitVersion, version.MinKubernetes)
+	}
+	return nil
 }
 
 // CoreV1 returns the client of the core/v1 API group.

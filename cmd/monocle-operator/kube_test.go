@@ -12,10 +12,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	apiversion "k8s.io/apimachinery/pkg/version"
+	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
@@ -125,5 +128,29 @@ func TestAllGroupsClientsNotLinked(t *testing.T) {
 	}
 	if !coreClient {
 		t.Error("the core/v1 client is not in the symbol table: the check read no symbols it could match")
+	}
+}
+
+// TestCheckServerVersion: the operator starts against version.MinKubernetes and later, and
+// refuses an older API server, or one whose version it cannot read, with an error that names
+// the versions.
+func TestCheckServerVersion(t *testing.T) {
+	for gitVersion, want := range map[string]string{
+		"v1.30.0":         "",
+		"v1.30.14+k3s1":   "",
+		"v1.36.3":         "",
+		"v1.31.0-eks-123": "",
+		"v1.29.6":         "the API server runs Kubernetes v1.29.6; monocle-operator needs 1.30 or later",
+		"v1.27.0-gke.100": "the API server runs Kubernetes v1.27.0-gke.100; monocle-operator needs 1.30 or later",
+		"":                `the API server's version ""`,
+	} {
+		d := &fakediscovery.FakeDiscovery{Fake: &k8stesting.Fake{}, FakedServerVersion: &apiversion.Info{GitVersion: gitVersion}}
+		err := checkServerVersion(d)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("%s: %v", gitVersion, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("%s: error %v, want one containing %q", gitVersion, err, want)
+		}
 	}
 }

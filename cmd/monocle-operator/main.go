@@ -140,6 +140,9 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("building the Kubernetes client: %w", err)
 	}
+	if err := checkServerVersion(kubeClient.discovery); err != nil {
+		return err
+	}
 	monocleClient, err := clientset.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("building the Monocle client: %w", err)

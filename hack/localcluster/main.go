@@ -38,6 +38,10 @@ run "localcluster <command> -h" for the flags of a command
 }
 
 func main() {
+	// Behind a pipe whose reader is gone (`make local | tee log` after Ctrl-C), a write to
+	// stdout or stderr must fail rather than kill the process (SIGPIPE) in the middle of
+	// starting or stopping the components.
+	signal.Ignore(syscall.SIGPIPE)
 	if len(os.Args) < 2 {
 		usage()
 		os.Exit(2)

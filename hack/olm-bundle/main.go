@@ -22,6 +22,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	operatorversion "github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // Where the bundle goes, and the names it uses.
@@ -122,11 +124,26 @@ func run(root string) error {
 	if err != nil {
 		return err
 	}
+	// The metrics Service and the PodDisruptionBudget go in the bundle as they are, without
+	// a namespace: OLM creates them in the operator's (registry+v1 bundles carry both kinds).
+	extra := map[string][]byte{}
 	for _, d := range operator {
-		if kind, _ := kindOf(d); kind == "Deployment" {
+		switch kind, name := kindOf(d); kind {
+		case "Deployment":
 			if err := yaml.Unmarshal(d, &deployment); err != nil {
 				return err
 			}
+		case "Service", "PodDisruptionBudget":
+			var o map[string]any
+			if err := yaml.Unmarshal(d, &o); err != nil {
+				return err
+			}
+			delete(o["metadata"].(map[string]any), "namespace")
+			out, err := yaml.Marshal(o)
+			if err != nil {
+				return err
+			}
+			extra["manifests/"+name+"."+strings.ToLower(kind)+".yaml"] = out
 		}
 	}
 	if len(deployment.Spec.Template.Spec.Containers) == 0 {
@@ -179,7 +196,7 @@ func run(root string) error {
 				"For each `Monocle` resource the operator creates and keeps correct the generated keys, config.yaml, the Elasticsearch StatefulSet, the API and crawler Deployments, their Services, a NetworkPolicy and, when asked, an Ingress, a Gateway API HTTPRoute or an OpenShift Route; it runs Monocle's maintenance commands as Jobs, checks configs the way Monocle 1.11.2 reads them, and adopts the objects of the earlier operator (v0.0.2) in place, keeping their data.",
 			"version":        version,
 			"replaces":       replaces,
-			"minKubeVersion": "1.27.0",
+			"minKubeVersion": operatorversion.MinKubernetes + ".0",
 			"maturity":       channel,
 			"keywords":       []string{"monocle", "change-metrics", "analytics", "elasticsearch"},
 			"maintainers":    []any{map[string]any{"name": "Monocle developers", "email": "monocle@change-metrics.io"}},
@@ -250,11 +267,15 @@ func run(root string) error {
 		"  operators.operatorframework.io.bundle.channel.default.v1: " + channel,
 		"",
 	}, "\n")
-	for name, content := range map[string][]byte{
+	files := map[string][]byte{
 		"manifests/" + pkg + ".clusterserviceversion.yaml":          csvYAML,
 		"manifests/monocles.monocle.monocle.change-metrics.io.yaml": crd,
 		"metadata/annotations.yaml":                                 []byte(annotations),
-	} {
+	}
+	for name, content := range extra {
+		files[name] = content
+	}
+	for name, content := range files {
 		path := filepath.Join(root, bundleDir, name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err

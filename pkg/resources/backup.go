@@ -186,7 +186,7 @@ func keystoreContainer(m *monoclev1alpha1.Monocle, pod *corev1.PodSpec, creds []
 			// elasticsearch-keystore is a JVM tool: a small heap keeps it under the limit.
 			{Name: "ES_JAVA_OPTS", Value: "-Xms32m -Xmx64m"},
 		},
-		Resources:                resourcesOr(nil, "10m", "128Mi", "256Mi"),
+		Resources:                ElasticInitResources(m),
 		VolumeMounts:             mounts,
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,

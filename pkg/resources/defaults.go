@@ -24,8 +24,10 @@ const (
 	DefaultExporterImage = "quay.io/prometheuscommunity/elasticsearch-exporter:v1.9.0"
 	// DefaultProxyImage is the proxy sidecar's image (spec.elasticsearch.proxy.image), NGINX's
 	// unprivileged build (github.com/nginxinc/docker-nginx-unprivileged), which runs as uid
-	// 101.
-	DefaultProxyImage = "docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine"
+	// 101: the stable line, 1.30 (1.28 and older are no longer supported upstream), at 1.30.1,
+	// which fixes CVE-2026-42945 (nginx.org security advisories). nginx 1.30 keeps HTTP/1.1
+	// and keepalive to upstreams by default; the sidecar's nginx.conf sets both anyway.
+	DefaultProxyImage = "docker.io/nginxinc/nginx-unprivileged:1.30.1-alpine"
 	// DefaultStorageSize is the default size of the Elasticsearch volume.
 	DefaultStorageSize = "1Gi"
 	// DefaultJavaOpts is the default ES_JAVA_OPTS: a 512 MiB heap, half the default limit.
@@ -176,6 +178,14 @@ func PublicURL(m *monoclev1alpha1.Monocle) string {
 // limit.
 func ElasticResources(m *monoclev1alpha1.Monocle) corev1.ResourceRequirements {
 	return resourcesOr(m.Spec.Elasticsearch.Resources, "100m", "1Gi", "1Gi")
+}
+
+// ElasticInitResources are the requests and limits of the Elasticsearch pod's init containers
+// (init-config, init-keystore): elasticsearch.initResources, by default requests of 10m CPU
+// and 128Mi memory and a 256Mi memory limit, which the keystore tool's JVM (a 64m heap)
+// needs.
+func ElasticInitResources(m *monoclev1alpha1.Monocle) corev1.ResourceRequirements {
+	return resourcesOr(m.Spec.Elasticsearch.InitResources, "10m", "128Mi", "256Mi")
 }
 
 // JavaOpts is ES_JAVA_OPTS: elasticsearch.javaOpts, by default a heap of half the memory limit

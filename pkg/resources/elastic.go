@@ -48,6 +48,22 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 	return volume + "-" + ElasticName(m) + "-0"
 }
 
+// elasticGCLogOptions replace the GC logging of Elasticsearch 7.17's jvm.options, which keeps
+// up to 32 files of 64 MiB (2 GiB) in logs/, by the same logging in 4 files of 16 MiB, within
+// the logs volume's sizeLimit: -Xlog:disable ends the image's settings, then the JVM's
+// default warnings to stderr and the image's GC log come back with smaller bounds, as
+// Elasticsearch's "GC logging settings" (reference 7.17, Advanced configuration) describes.
+// A file in config/jvm.options.d applies after jvm.options and before ES_JAVA_OPTS, so
+// spec.elasticsearch.javaOpts keeps them.
+var elasticGCLogOptions = []string{
+	"-Xlog:disable",
+	"-Xlog:all=warning:stderr:utctime,level,tags",
+	"-Xlog:gc*,gc+age=trace,safepoint:file=logs/gc.log:utctime,pid,tags:filecount=4,filesize=16m",
+}
+
+// elasticGCLogFile is the file of config/jvm.options.d that holds elasticGCLogOptions.
+const elasticGCLogFile = "monocle-operator-gc.options"
+
 // NewElasticStatefulSet builds the single-node Elasticsearch StatefulSet "<name>-elastic"
 // with one PVC from its volume claim template named volume (see ElasticPVCName). PVCs are
 // retained when the StatefulSet is deleted or scaled down: index data is only deleted by a
@@ -64,25 +80,29 @@ func ElasticPVCName(m *monoclev1alpha1.Monocle, volume string) string {
 // container of the same image, as ECK's elastic-internal-init-filesystem does.
 func NewElasticStatefulSet(m *monoclev1alpha1.Monocle, volume string, stopped bool, usersHash string) *appsv1.StatefulSet {
 	image := ElasticImage(m)
-	configVol, configMount := emptyDir("config", elasticHome+"/config")
+	configVol, configMount := emptyDir("config", elasticHome+"/config", elasticConfigLimit)
 	probeVol, probeMount := elasticUsersVolume(m, "probe", elasticProbeDir, ElasticProbeUser)
 	realmVol, realmMount := elasticUsersVolume(m, "realm", elasticRealmDir, ElasticRealmFiles...)
-	logsVol, logsMount := emptyDir("logs", elasticHome+"/logs")
-	tmpVol, tmpMount := emptyDir("tmp", "/tmp")
+	logsVol, logsMount := emptyDir("logs", elasticHome+"/logs", elasticLogsLimit)
+	tmpVol, tmpMount := emptyDir("tmp", "/tmp", elasticTmpLimit)
 	initConfigMount := configMount
 	initConfigMount.MountPath = "/mnt/config"
-	// The image's configuration, then the file realm's files over its empty ones.
+	// The image's configuration, then the file realm's files over its empty ones, then the
+	// GC log's bounds.
 	realmFiles := ""
 	for _, f := range ElasticRealmFiles {
 		realmFiles += " " + elasticRealmDir + "/" + f
 	}
+	gcOptions := ""
+	for _, o := range elasticGCLogOptions {
+		gcOptions += " '" + o + "'"
+	}
 	initContainer := corev1.Container{
 		Name:  "init-config",
 		Image: image,
-		Command: []string{"sh", "-c", fmt.Sprintf("cp -R %s/config/. %s/ && cp%s %s/",
-			elasticHome, initConfigMount.MountPath, realmFiles, initConfigMount.MountPath)},
-		// The copy is small; the limits keep it under a namespace's LimitRange defaults.
-		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		Command: []string{"sh", "-c", fmt.Sprintf("cp -R %[1]s/config/. %[2]s/ && cp%[3]s %[2]s/ && mkdir -p %[2]s/jvm.options.d && printf '%%s\\n'%[4]s > %[2]s/jvm.options.d/%[5]s",
+			elasticHome, initConfigMount.MountPath, realmFiles, gcOptions, elasticGCLogFile)},
+		Resources:                ElasticInitResources(m),
 		VolumeMounts:             []corev1.VolumeMount{initConfigMount, realmMount},
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
@@ -224,7 +244,8 @@ func exporterContainer(m *monoclev1alpha1.Monocle) corev1.Container {
 		},
 		Ports:                    []corev1.ContainerPort{{Name: "exporter", ContainerPort: ExporterPort, Protocol: corev1.ProtocolTCP}},
 		ReadinessProbe:           tcpProbe("exporter", 10, 5, 3),
-		Resources:                resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		LivenessProbe:            tcpProbe("exporter", 20, 5, 3),
+		Resources:                resourcesOr(m.Spec.Elasticsearch.Exporter.Resources, "10m", "32Mi", "128Mi"),
 		SecurityContext:          restrictedContainerSecurityContext(),
 		ImagePullPolicy:          corev1.PullIfNotPresent,
 		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

@@ -44,7 +44,7 @@ func UpdateIdentsJobName(m *monoclev1alpha1.Monocle, configHash string) string {
 // the Job starts.
 func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e ElasticAccess) *batchv1.Job {
 	vol, mount := configVolume(ConfigMapName(m))
-	tmp, tmpMount := emptyDir("tmp", "/tmp")
+	tmp, tmpMount := emptyDir("tmp", "/tmp", scratchLimit)
 	labels := Labels(m, ComponentUpdateIdents)
 	job := &batchv1.Job{
 		ObjectMeta: objectMeta(m, UpdateIdentsJobName(m, configHash), ComponentUpdateIdents),
@@ -62,7 +62,7 @@ func NewUpdateIdentsJob(m *monoclev1alpha1.Monocle, configHash string, e Elastic
 						Command: []string{"monocle", "janitor", "update-idents",
 							"--elastic", e.Target.PodURL(), "--config", ConfigPath},
 						VolumeMounts:             []corev1.VolumeMount{mount, tmpMount},
-						Resources:                resourcesOr(nil, "50m", "128Mi", "512Mi"),
+						Resources:                resourcesOr(m.Spec.Jobs.Resources, "50m", "128Mi", "512Mi"),
 						SecurityContext:          restrictedContainerSecurityContext(),
 						ImagePullPolicy:          corev1.PullIfNotPresent,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,

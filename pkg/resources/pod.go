@@ -3,6 +3,7 @@ package resources
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -31,9 +32,29 @@ func restrictedContainerSecurityContext() *corev1.SecurityContext {
 	}
 }
 
-// emptyDir returns a scratch volume name and its mount at path.
-func emptyDir(name, path string) (corev1.Volume, corev1.VolumeMount) {
-	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+// The sizeLimit of each scratch volume: the kubelet evicts a pod whose emptyDir grows past
+// it, so that no container fills the node's disk. Each is what its writer needs with margin.
+var (
+	// scratchLimit bounds a /tmp nothing is known to write to: Monocle 1.11.2 writes no file
+	// (monoclePodSpec) and the janitor neither.
+	scratchLimit = resource.MustParse("64Mi")
+	// elasticConfigLimit bounds Elasticsearch's config directory: the image's files, the
+	// realm's and the keystore, a few hundred KiB.
+	elasticConfigLimit = resource.MustParse("64Mi")
+	// elasticLogsLimit bounds Elasticsearch's logs/: its GC log, which elasticGCLogOptions caps
+	// at 4 files of 16 MiB (the image logs everything else to the console).
+	elasticLogsLimit = resource.MustParse("128Mi")
+	// elasticTmpLimit bounds ES_TMPDIR: the JNA library Elasticsearch unpacks there and the
+	// entrypoint's here-documents, a few MiB.
+	elasticTmpLimit = resource.MustParse("256Mi")
+	// proxyTmpLimit bounds NGINX's temporary files: request bodies past its 16 KiB buffer, up
+	// to client_max_body_size (100m) each; responses are not buffered (proxy_buffering off).
+	proxyTmpLimit = resource.MustParse("512Mi")
+)
+
+// emptyDir returns a scratch volume name of at most limit and its mount at path.
+func emptyDir(name, path string, limit resource.Quantity) (corev1.Volume, corev1.VolumeMount) {
+	return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit}}},
 		corev1.VolumeMount{Name: name, MountPath: path}
 }
 
@@ -118,7 +139,7 @@ func podTemplateAnnotations(in Inputs, image string) map[string]string {
 // root filesystem is read-only, with an emptyDir at /tmp for libraries that may want one.
 func monoclePodSpec(container corev1.Container, configMap string) corev1.PodSpec {
 	vol, mount := configVolume(configMap)
-	tmp, tmpMount := emptyDir("tmp", "/tmp")
+	tmp, tmpMount := emptyDir("tmp", "/tmp", scratchLimit)
 	container.VolumeMounts = append(container.VolumeMounts, mount, tmpMount)
 	container.SecurityContext = restrictedContainerSecurityContext()
 	container.ImagePullPolicy = corev1.PullIfNotPresent

@@ -85,6 +85,14 @@ func ProxyImage(m *monoclev1alpha1.Monocle) string {
 	return DefaultProxyImage
 }
 
+// proxyResources is elasticsearch.proxy.resources, nil when unset.
+func proxyResources(m *monoclev1alpha1.Monocle) *corev1.ResourceRequirements {
+	if p := m.Spec.Elasticsearch.Proxy; p != nil {
+		return p.Resources
+	}
+	return nil
+}
+
 // ProxyConfig is the sidecar's nginx.conf for target t with layout l. It fails when t.URL is
 // not scheme://host[:port] (ParseEndpoint).
 //
@@ -238,7 +246,7 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		return
 	}
 	l := PodProxyLayout
-	tmp, tmpMount := emptyDir(ComponentProxy+"-tmp", l.Temp)
+	tmp, tmpMount := emptyDir(ComponentProxy+"-tmp", l.Temp, proxyTmpLimit)
 	conf := corev1.Volume{Name: ComponentProxy, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
 		SecretName: ProxySecretName(m), DefaultMode: ptr.To[int32](0o444),
 	}}}
@@ -254,7 +262,9 @@ func addProxy(m *monoclev1alpha1.Monocle, e ElasticAccess, tmpl *corev1.PodTempl
 		},
 		StartupProbe:   httpProbe("/", "proxy-health", 1, 1, 60),
 		ReadinessProbe: httpProbe("/", "proxy-health", 10, 1, 3),
-		Resources:      resourcesOr(nil, "10m", "32Mi", "128Mi"),
+		// A sidecar whose NGINX hangs is restarted, as a container that exits is.
+		LivenessProbe: httpProbe("/", "proxy-health", 20, 1, 3),
+		Resources:     resourcesOr(proxyResources(m), "10m", "32Mi", "128Mi"),
 		VolumeMounts: []corev1.VolumeMount{
 			{Name: ComponentProxy, MountPath: l.Dir, ReadOnly: true}, tmpMount,
 		},

@@ -16,6 +16,21 @@ import (
 	"runtime/debug"
 )
 
+// MinKubernetes is the oldest Kubernetes minor version the operator supports, the oldest
+// its tests run on. What the operator needs sets a floor of 1.29:
+//   - the CRD's validation rules use CEL's Quantity library (isQuantity, quantity()), which
+//     the API server compiles for CRDs from 1.29 on (k8s.io/apiserver v0.29.0,
+//     pkg/cel/environment/base.go: DefaultCompatibilityVersion); 1.28 refuses the CRD;
+//   - the proxy runs as a native sidecar (an init container with restartPolicy Always):
+//     SidecarContainers is beta and on by default from 1.29.
+//
+// The tests build their control planes from Go modules, and 1.29's kube-apiserver cannot be
+// built that way (it needs k8s.io/legacy-cloud-providers v0.29.6, which the module proxy
+// does not serve), so the floor the operator claims is 1.30, which its tests run on. The
+// operator refuses to start against an older API server; the Helm chart's kubeVersion and the
+// OLM bundle's minKubeVersion say the same, and a test keeps them in step.
+const MinKubernetes = "1.30"
+
 // DevVersion is the version of a build whose Version was not stamped: a build from a
 // checkout, after or between releases.
 const DevVersion = "v0.1.0-dev"

@@ -1,8 +1,11 @@
 package version
 
 import (
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +82,22 @@ func TestDefaults(t *testing.T) {
 	}
 	if i.Commit == "" || i.GoVersion != runtime.Version() || i.Platform != runtime.GOOS+"/"+runtime.GOARCH {
 		t.Errorf("Info() = %+v", i)
+	}
+}
+
+// TestMinKubernetesInStep: the Helm chart's kubeVersion and the OLM bundle's minKubeVersion
+// say MinKubernetes, the version the operator checks at start.
+func TestMinKubernetesInStep(t *testing.T) {
+	for file, want := range map[string]string{
+		"deploy/helm/monocle-operator/Chart.yaml":                                 `kubeVersion: ">=` + MinKubernetes + `.0-0"`,
+		"deploy/olm/bundle/manifests/monocle-operator.clusterserviceversion.yaml": "minKubeVersion: " + MinKubernetes + ".0\n",
+	} {
+		data, err := os.ReadFile(filepath.Join("..", "..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), want) {
+			t.Errorf("%s does not say %q", file, want)
+		}
 	}
 }

@@ -56,7 +56,7 @@ func setUp(m *testing.M) (int, error) {
 	defer cancel()
 	e, err := testkit.StartEnv(ctx, testkit.EnvOptions{
 		Suite: "e2e", AuditPolicy: auditPolicy, StartTimeout: 2 * time.Minute,
-		BuildOperator: true, OperatorLogs: "operator-*.log",
+		BuildOperator: true, OperatorLogs: "operator-*.log", ElasticOptions: testkit.SecuredElastic(),
 	})
 	if err != nil {
 		return 0, err

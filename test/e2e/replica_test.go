@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,10 +31,6 @@ type replica struct {
 	*testkit.Process
 	identity string
 }
-
-// identityPattern finds the identity in the "Starting" line, in the text (identity="x") and
-// the JSON ("identity":"x") formats.
-var identityPattern = regexp.MustCompile(`"?identity"?[=:]"([^"]+)"`)
 
 // serviceAccountKubeconfig writes a kubeconfig that authenticates as the operator's
 // ServiceAccount with a token from the TokenRequest API, valid for an hour, and returns its
@@ -108,7 +103,7 @@ func startReplicaOf(t *testing.T, bin, name, kubeconfig string, args []string, e
 		if !r.Alive() {
 			return fmt.Errorf("exited: %v\n%s", r.Err(), r.Log())
 		}
-		if m := identityPattern.FindStringSubmatch(r.Log()); m != nil {
+		if m := testkit.IdentityPattern.FindStringSubmatch(r.Log()); m != nil {
 			r.identity = m[1]
 			return nil
 		}

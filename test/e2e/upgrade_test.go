@@ -1,18 +1,29 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"os/exec"
+	"maps"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"sort"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	utildiff "k8s.io/apimachinery/pkg/util/diff"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -20,65 +31,52 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// previousRelease is the commit of the previous release, v0.1.0 as it landed before this
-// round's changes (exposure, NetworkPolicies, read-only root filesystems, maintenance): its
-// manifests and binary are built from this repository's history.
-const previousRelease = "5e5cc86"
+// upgradeNamespace holds the Monocles of TestUpgradeFromPreviousRelease, with the ECK
+// Elasticsearch "es" one of them references.
+const upgradeNamespace = "e2e-upgrade"
 
-// previous is the previous release, built from git.
-type previous struct {
-	bin, manifests, sample string
+// upgradeMonocles are the Monocles TestUpgradeFromPreviousRelease makes with the previous
+// release, one of each kind a user runs, written in that release's schema: bundled with
+// backups, on an ECK cluster, placed with an outbound proxy, and hibernated. The previous
+// release's sample (bundled, with a config and a Secret) joins them.
+var upgradeMonocles = map[string]string{
+	"backups": `backup: {schedule: "0 3 * * *", keep: 3}`,
+	"eck":     `elasticsearch: {elasticsearchRef: {name: es}}`,
+	"placed": `api: {nodeSelector: {kubernetes.io/os: linux}, tolerations: [{key: dedicated, operator: Exists}], podLabels: {team: search}}
+  crawler: {nodeSelector: {kubernetes.io/os: linux}, podAnnotations: {example.com/owner: search}}
+  elasticsearch: {nodeSelector: {kubernetes.io/os: linux}}
+  proxy: {httpsProxy: 'http://proxy.corp.example.com:3128', noProxy: '.corp.example.com'}`,
+	"sleeping": `hibernate: true`,
 }
 
-// buildPrevious exports previousRelease with git archive, builds its operator and writes its
-// release manifests (its own hack/release-manifests).
-func buildPrevious(t *testing.T) previous {
-	t.Helper()
-	dir := t.TempDir()
-	has := exec.Command("git", "cat-file", "-e", previousRelease+"^{commit}")
-	has.Dir = env.Root
-	if err := has.Run(); err != nil {
-		// A shallow clone: the previous release cannot be rebuilt. Say so rather than fail
-		// a run that lacks the history.
-		t.Skipf("the previous release %s is not in this clone's history (shallow?): git fetch --unshallow to run this test", previousRelease)
-	}
-	export := exec.Command("sh", "-c", "git archive "+previousRelease+" | tar -x -C "+dir)
-	export.Dir = env.Root
-	if out, err := export.CombinedOutput(); err != nil {
-		t.Fatalf("exporting the previous release %s from git (a shallow clone lacks it: git fetch --unshallow): %v\n%s", previousRelease, err, out)
-	}
-	p := previous{bin: filepath.Join(dir, "monocle-operator"), manifests: filepath.Join(dir, "release.yaml"),
-		sample: filepath.Join(dir, "deploy", "samples", "monocle.yaml")}
-	if err := testkit.BuildOperator(context.Background(), dir, p.bin); err != nil {
-		t.Fatal(err)
-	}
-	release := exec.Command("go", "run", "./hack/release-manifests", "-version", "v0.1.0", "-o", p.manifests)
-	release.Dir = dir
-	if out, err := release.CombinedOutput(); err != nil {
-		t.Fatalf("the previous release's manifests: %v\n%s", err, out)
-	}
-	return p
-}
+// bundledUpgradeMonocles are the names of upgradeMonocles (and the sample's) that run the
+// bundled Elasticsearch.
+var bundledUpgradeMonocles = []string{sample.Name, "backups", "placed", "sleeping"}
 
 // upgradeState is what an upgrade must keep, or change only once, per Monocle.
 type upgradeState struct {
 	pvcUID    string
 	keys      map[string]string
-	templates map[string]string          // workload → its pod template, as JSON
+	users     map[string]string // the bundled node's users Secret, once made
+	templates map[string]corev1.PodTemplateSpec
 	pods      map[string][]string        // workload → its pods' UIDs
 	revisions map[string]map[string]bool // workload → its ReplicaSets or ControllerRevisions
 }
 
+// takeUpgradeState reads the state of Monocle name of ns: its data PVC (none on a cluster of
+// its own), keys, workloads' templates, pods and revisions.
 func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 	t.Helper()
 	ctx := context.Background()
 	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	s := upgradeState{keys: map[string]string{}, templates: map[string]string{}, pods: map[string][]string{}, revisions: map[string]map[string]bool{}}
+	s := upgradeState{keys: map[string]string{}, templates: map[string]corev1.PodTemplateSpec{}, pods: map[string][]string{}, revisions: map[string]map[string]bool{}}
 	pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, resources.ElasticPVCName(m, resources.ElasticDataVolume), metav1.GetOptions{})
-	if err != nil {
+	switch {
+	case err == nil:
+		s.pvcUID = string(pvc.UID)
+	case !apierrors.IsNotFound(err):
 		t.Fatal(err)
 	}
-	s.pvcUID = string(pvc.UID)
 	secret, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, resources.SecretName(m), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -86,9 +84,16 @@ func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 	for _, k := range resources.GeneratedKeys {
 		s.keys[k] = string(secret.Data[k])
 	}
-	record := func(workload string, template corev1.PodTemplateSpec, selector map[string]string) {
-		b, _ := json.Marshal(template)
-		s.templates[workload] = string(b)
+	if users, err := env.Kube.CoreV1().Secrets(ns).Get(ctx, resources.ElasticUsersSecretName(m), metav1.GetOptions{}); err == nil {
+		s.users = map[string]string{}
+		for k, v := range users.Data {
+			s.users[k] = string(v)
+		}
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	record := func(workload string, template corev1.PodTemplateSpec, selector map[string]string, revisions []string) {
+		s.templates[workload] = template
 		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
 		if err != nil {
 			t.Fatal(err)
@@ -97,73 +102,211 @@ func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 			s.pods[workload] = append(s.pods[workload], string(p.UID))
 		}
 		slices.Sort(s.pods[workload])
+		s.revisions[workload] = map[string]bool{}
+		for _, r := range revisions {
+			s.revisions[workload][r] = true
+		}
 	}
 	for _, d := range []string{resources.APIName(m), resources.CrawlerName(m)} {
 		dep, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		record(d, dep.Spec.Template, dep.Spec.Selector.MatchLabels)
 		rss, err := env.Kube.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(dep.Spec.Selector.MatchLabels).String()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.revisions[d] = map[string]bool{}
+		var names []string
 		for _, rs := range rss.Items {
-			s.revisions[d][rs.Name] = true
+			names = append(names, rs.Name)
 		}
+		record(d, dep.Spec.Template, dep.Spec.Selector.MatchLabels, names)
 	}
 	sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(m), metav1.GetOptions{})
-	if err != nil {
+	if apierrors.IsNotFound(err) {
+		return s
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	record(sts.Name, sts.Spec.Template, sts.Spec.Selector.MatchLabels)
 	revs, err := env.Kube.AppsV1().ControllerRevisions(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sts.Spec.Selector.MatchLabels).String()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.revisions[sts.Name] = map[string]bool{}
+	var names []string
 	for _, r := range revs.Items {
-		s.revisions[sts.Name][r.Name] = true
+		names = append(names, r.Name)
 	}
+	record(sts.Name, sts.Spec.Template, sts.Spec.Selector.MatchLabels, names)
 	return s
 }
 
-// TestUpgradeFromPreviousRelease installs the previous release (its manifests and binary,
-// built from git), makes two Monocles with it, then applies deploy/ and runs this operator, as
-// a user upgrading would. The data and keys are kept, and each workload either keeps its pods
-// (its pod template did not change between the releases) or rolls exactly once.
+// changelogRestarts returns the workloads the CHANGELOG's newest "Upgrading from <version>"
+// section says the upgrade from version restarts: the names it spells `<name>-<suffix>`, as
+// the suffixes ("-elastic", "-api", "-crawler").
+func changelogRestarts(t *testing.T, version string) map[string]bool {
+	t.Helper()
+	f, err := os.Open(filepath.Join(env.Root, "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	heading := "### Upgrading from " + strings.TrimPrefix(version, "v")
+	named := regexp.MustCompile("`<name>(-[a-z]+)`")
+	in, found := false, false
+	restarts := map[string]bool{}
+	for s := bufio.NewScanner(f); s.Scan(); {
+		line := s.Text()
+		switch {
+		case strings.HasPrefix(line, heading) && !found:
+			in, found = true, true
+		case strings.HasPrefix(line, "#"):
+			in = false
+		case in:
+			for _, m := range named.FindAllStringSubmatch(line, -1) {
+				restarts[m[1]] = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("CHANGELOG.md has no %q section", heading)
+	}
+	return restarts
+}
+
+// readyWatch records, from its start, every change of the Ready condition of the Monocles of
+// one namespace.
+type readyWatch struct {
+	mu    sync.Mutex
+	ready map[string]metav1.ConditionStatus
+	falls map[string][]string // Monocle → each fall from True, as "reason: message"
+	stop  func()
+	done  chan struct{}
+}
+
+// watchReady starts a readyWatch of ns from the Monocles' current state.
+func watchReady(t *testing.T, ns string) *readyWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	list, err := env.Monocles.MonocleV1alpha1().Monocles(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &readyWatch{ready: map[string]metav1.ConditionStatus{}, falls: map[string][]string{}, stop: cancel, done: make(chan struct{})}
+	for _, m := range list.Items {
+		if c := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady); c != nil {
+			w.ready[m.Name] = c.Status
+		}
+	}
+	watcher, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(w.done)
+		defer watcher.Stop()
+		for ev := range watcher.ResultChan() {
+			m, ok := ev.Object.(*monoclev1alpha1.Monocle)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			c := apimeta.FindStatusCondition(m.Status.Conditions, monoclev1alpha1.ConditionReady)
+			if c == nil {
+				continue
+			}
+			w.mu.Lock()
+			if w.ready[m.Name] == metav1.ConditionTrue && c.Status != metav1.ConditionTrue {
+				w.falls[m.Name] = append(w.falls[m.Name], c.Reason+": "+c.Message)
+			}
+			w.ready[m.Name] = c.Status
+			w.mu.Unlock()
+		}
+	}()
+	t.Cleanup(w.end)
+	return w
+}
+
+// end stops the watch; falls is then final.
+func (w *readyWatch) end() {
+	w.stop()
+	<-w.done
+}
+
+// TestUpgradeFromPreviousRelease: the upgrade from the previous release (hack/previous-release,
+// built from git) as a user makes it, then the downgrade back. With that release installed
+// from its manifests and its operator running, the Monocles of every kind (upgradeMonocles and
+// its sample) are made and Ready (the hibernated one Hibernated); the operator is stopped,
+// deploy/ applied and this operator started. Each Monocle keeps its data PVC and keys; a
+// workload's pods are replaced, by one rollout, only if the CHANGELOG's "Upgrading from" the
+// previous release names the workload; Ready turns False only for a Monocle whose single
+// Elasticsearch node or crawler so restarts; this operator's writes to Monocles are status
+// only, and it writes no workload the changelog does not name. Then the previous release's
+// manifests are applied again and its operator reads and serves every Monocle this one wrote.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	testkit.NeedCluster(t, env != nil)
 	uninstall(t, "-f", "deploy/")
-	prev := buildPrevious(t)
-	env.Kubectl.Must(t, "apply", "-f", prev.manifests)
-	env.Kubectl.MustWaitEstablished(t, crdName)
-	kubeconfig := serviceAccountKubeconfig(t)
-	old := startReplicaOf(t, prev.bin, "previous", kubeconfig, deploymentArgs(t))
-	waitLeader(t, time.Minute, old)
-
-	ns := "e2e-upgrade"
-	testkit.MustCreateNamespace(t, env.Kube, ns)
-	env.Kubectl.Must(t, "apply", "-n", ns, "-f", prev.sample)
-	if _, err := env.Kubectl.RunStdin(context.Background(), "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: plain\nspec: {}\n", "apply", "-n", ns, "-f", "-"); err != nil {
+	prev, err := testkit.BuildPreviousRelease(context.Background(), env.Root, t.TempDir())
+	if errors.Is(err, testkit.ErrNoHistory) {
+		t.Skip(err)
+	} else if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{sample.Name, "plain"}
+	restarts := changelogRestarts(t, prev.Version)
+	t.Logf("the changelog's upgrade from %s restarts %v", prev.Version, slices.Sorted(maps.Keys(restarts)))
+	eckCRD, err := env.InstallECK(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--ignore-not-found", "-f", eckCRD) })
+
+	// The previous release, and the Monocles it makes.
+	env.Kubectl.Must(t, "apply", "-f", prev.Manifests)
+	env.Kubectl.MustWaitEstablished(t, crdName)
+	kubeconfig := serviceAccountKubeconfig(t)
+	old := startReplicaOf(t, prev.Bin, "previous", kubeconfig, deploymentArgs(t), env.Elastic.Flag())
+	waitLeader(t, time.Minute, old)
+	ns := upgradeNamespace
+	testkit.MustCreateNamespace(t, env.Kube, ns)
+	if err := env.CreateECK(context.Background(), ns, "Ready", "green"); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range bundledUpgradeMonocles {
+		// The previous release's nodes run without security.
+		env.Elastic.ServeBundledWithoutSecurity(ns, n)
+	}
+	env.Kubectl.Must(t, "apply", "-n", ns, "-f", filepath.Join(prev.Dir, "deploy", "samples", "monocle.yaml"))
+	names := []string{sample.Name}
+	for n, spec := range upgradeMonocles {
+		manifest := "apiVersion: monocle.monocle.change-metrics.io/v1alpha1\nkind: Monocle\nmetadata:\n  name: " + n + "\nspec:\n  " + spec + "\n"
+		if out, err := env.Kubectl.RunStdin(context.Background(), manifest, "apply", "-n", ns, "-f", "-"); err != nil {
+			t.Fatalf("%s with the previous release: %v\n%s", n, err, out)
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
 	before := map[string]upgradeState{}
 	for _, n := range names {
-		waitReady(t, ns, n)
+		waitServing(t, old, ns, n)
 		before[n] = takeUpgradeState(t, ns, n)
 	}
+	ready := watchReady(t, ns)
 	old.stop()
 
+	// The upgrade.
 	env.Kubectl.Must(t, "apply", "-f", "deploy/")
+	env.Kubectl.MustWaitEstablished(t, crdName)
+	upgraded := time.Now()
 	current := startReplica(t, "current", kubeconfig, deploymentArgs(t))
 	waitLeader(t, time.Minute, current)
 	for _, n := range names {
-		waitUpgraded(t, ns, n)
-		after := takeUpgradeState(t, ns, n)
-		b := before[n]
+		waitUpgraded(t, current, ns, n)
+		if slices.Contains(bundledUpgradeMonocles, n) {
+			env.Elastic.SecureBundled(ns, n)
+		}
+	}
+	ready.end()
+	changed := map[string]bool{} // the workloads whose pod template changed
+	for _, n := range names {
+		after, b := takeUpgradeState(t, ns, n), before[n]
 		if after.pvcUID != b.pvcUID {
 			t.Errorf("%s: the Elasticsearch PVC was replaced (%s, then %s)", n, b.pvcUID, after.pvcUID)
 		}
@@ -179,11 +322,16 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 					added = append(added, r)
 				}
 			}
-			if after.templates[w] == tmpl {
+			if apiequality.Semantic.DeepEqual(after.templates[w], tmpl) {
 				if !slices.Equal(after.pods[w], b.pods[w]) || len(added) > 0 {
 					t.Errorf("%s: %s's pod template did not change, yet its pods did (%v, then %v; new revisions %v)", n, w, b.pods[w], after.pods[w], added)
 				}
 				continue
+			}
+			changed[w] = true
+			suffix := strings.TrimPrefix(w, n)
+			if !restarts[suffix] {
+				t.Errorf("%s: the pod template of %s changed, which CHANGELOG.md's upgrade from %s does not name (`<name>%s`):\n%s", n, w, prev.Version, suffix, utildiff.Diff(tmpl, after.templates[w]))
 			}
 			if len(added) != 1 {
 				t.Errorf("%s: %s's pod template changed; it rolled %d times (new revisions %v), want once", n, w, len(added), added)
@@ -191,23 +339,125 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 			}
 			t.Logf("%s: %s rolled once to the new pod template", n, w)
 		}
+		single := changed[resources.ElasticName(&monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: n}})] ||
+			changed[resources.CrawlerName(&monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: n}})]
+		if falls := ready.falls[n]; len(falls) > 0 && !single {
+			t.Errorf("%s: Ready turned False during the upgrade, though no single-pod component restarted: %v", n, falls)
+		} else if len(falls) > 0 {
+			t.Logf("%s: Ready False while its node or crawler restarted: %v", n, falls)
+		}
 	}
+	writes := map[string]int{}
+	for _, e := range operatorRequests(t) {
+		if e.UserAgent != current.userAgent() || !e.IsWrite() || e.Received.Before(upgraded) || e.ObjectRef.Resource == "leases" || e.ObjectRef.Resource == "events" {
+			continue
+		}
+		writes[e.Verb+" "+e.ResourcePath()]++
+		switch r := e.ObjectRef.Resource; {
+		case r == "monocles" && e.ObjectRef.Subresource != "status":
+			t.Errorf("the new operator wrote a Monocle, not its status: %s", e.StringAt(upgraded))
+		case (r == "deployments" || r == "statefulsets") && e.ObjectRef.Subresource == "" && !changed[e.ObjectRef.Name]:
+			t.Errorf("the new operator wrote a workload whose pod template the changelog does not change: %s", e.StringAt(upgraded))
+		}
+	}
+	t.Logf("the new operator's writes after the upgrade:\n%s", countLines(writes))
 	checkServiceAccountOnly(t, operatorRequests(t))
 	current.stop()
+
+	// The downgrade, which docs/installation.md says 0.1.0 does not support: the previous
+	// release's manifests (its CRD's schema prunes the fields it does not know) and operator.
+	// It reads every Monocle and rolls back what it can (the bundled nodes' security, the
+	// sidecar's liveness probe on an ECK cluster), but it cannot update the API Deployment of
+	// a bundled Monocle (it keeps the proxy sidecar and drops its volumes, which the API
+	// server refuses) nor delete the proxy's Secret (its RBAC lacks the verb), so those
+	// Monocles report Degraded, SyncFailed, and their API pods run on.
+	env.Kubectl.Must(t, "apply", "-f", prev.Manifests)
+	for _, n := range bundledUpgradeMonocles {
+		env.Elastic.ServeBundledWithoutSecurity(ns, n)
+	}
+	upgradedState := map[string]upgradeState{}
+	for _, n := range names {
+		upgradedState[n] = takeUpgradeState(t, ns, n)
+	}
+	downgraded := startReplicaOf(t, prev.Bin, "downgraded", kubeconfig, deploymentArgs(t), env.Elastic.Flag())
+	waitLeader(t, time.Minute, downgraded)
+	for _, n := range names {
+		m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: n}}
+		failed := false
+		testkit.Eventually(t, 500*time.Millisecond, 2*time.Minute, n+" read by the previous release", func() error {
+			if _, series := downgraded.metrics(t).Family("monocle_operator_monocle_ready", `monocle_namespace="`+ns+`"`, `monocle="`+n+`"`); series == 0 {
+				return errors.New("no monocle_ready series yet")
+			}
+			got, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(context.Background(), n, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			ready := apimeta.FindStatusCondition(got.Status.Conditions, monoclev1alpha1.ConditionReady)
+			degraded := apimeta.FindStatusCondition(got.Status.Conditions, monoclev1alpha1.ConditionDegraded)
+			switch {
+			case ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == got.Generation:
+				return nil
+			case degraded != nil && degraded.Status == metav1.ConditionTrue && degraded.Reason == "SyncFailed":
+				failed = true
+				return nil
+			}
+			return fmt.Errorf("neither Ready nor Degraded (SyncFailed): %+v", got.Status.Conditions)
+		})
+		after, was := takeUpgradeState(t, ns, n), upgradedState[n]
+		if after.pvcUID != before[n].pvcUID || !maps.Equal(after.keys, before[n].keys) {
+			t.Errorf("%s: the downgrade replaced the data PVC or a generated key", n)
+		}
+		if api := resources.APIName(m); failed && !slices.Equal(after.pods[api], was.pods[api]) {
+			t.Errorf("%s: the previous release failed to sync it, yet replaced its API's pods (%v, then %v)", n, was.pods[api], after.pods[api])
+		}
+		t.Logf("%s after the downgrade: SyncFailed %v", n, failed)
+	}
+	downgraded.stop()
+
+	// The way back: this release again, which converges every Monocle.
+	env.Kubectl.Must(t, "apply", "-f", "deploy/")
+	env.Kubectl.MustWaitEstablished(t, crdName)
+	for _, n := range bundledUpgradeMonocles {
+		env.Elastic.SecureBundled(ns, n)
+	}
+	again := startReplica(t, "again", kubeconfig, deploymentArgs(t))
+	waitLeader(t, time.Minute, again)
+	for _, n := range names {
+		waitUpgraded(t, again, ns, n)
+		if users := takeUpgradeState(t, ns, n).users; !maps.Equal(users, upgradedState[n].users) {
+			t.Errorf("%s: the users Secret changed across the downgrade and the upgrade back", n)
+		}
+	}
+	again.stop()
 	uninstall(t, "-f", "deploy/")
 }
 
-// waitUpgraded waits until the current operator has synced Monocle name (its NetworkPolicy, an
-// object the previous release did not make, exists) and every workload has rolled out its
-// desired pod template, with its pods ready.
-func waitUpgraded(t *testing.T, ns, name string) {
+// waitServing waits until operator r has synced Monocle name of ns (its monocle_ready series)
+// and the Monocle is Ready, or Hibernated for one with spec.hibernate.
+func waitServing(t *testing.T, r *replica, ns, name string) {
+	t.Helper()
+	testkit.Eventually(t, 500*time.Millisecond, 3*time.Minute, name+" synced by "+r.Name, func() error {
+		if _, n := r.metrics(t).Family("monocle_operator_monocle_ready", `monocle_namespace="`+ns+`"`, `monocle="`+name+`"`); n == 0 {
+			return errors.New("no monocle_ready series yet")
+		}
+		return nil
+	})
+	if upgradeMonocles[name] == "hibernate: true" {
+		env.Kubectl.Must(t, "wait", "-n", ns, "--for=jsonpath={.status.hibernation.phase}="+string(monoclev1alpha1.HibernationHibernated), "--timeout=180s", "monocle/"+name)
+		return
+	}
+	waitReady(t, ns, name)
+}
+
+// waitUpgraded waits until operator r has synced Monocle name (waitServing), every workload
+// has rolled out its desired pod template with its pods ready, and a bundled node runs with
+// security on (status.elasticsearchCluster.authentication Enabled).
+func waitUpgraded(t *testing.T, r *replica, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
 	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	waitServing(t, r, ns, name)
 	testkit.Eventually(t, 500*time.Millisecond, 3*time.Minute, name+" upgraded and rolled out", func() error {
-		if _, err := env.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, resources.NetworkPolicyName(m), metav1.GetOptions{}); err != nil {
-			return fmt.Errorf("not synced by the current operator yet: %v", err)
-		}
 		for _, d := range []string{resources.APIName(m), resources.CrawlerName(m)} {
 			dep, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 			if err != nil {
@@ -218,6 +468,9 @@ func waitUpgraded(t *testing.T, ns, name string) {
 				return fmt.Errorf("Deployment %s rolling: %+v", d, s)
 			}
 		}
+		if !slices.Contains(bundledUpgradeMonocles, name) {
+			return nil
+		}
 		sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(m), metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -225,7 +478,30 @@ func waitUpgraded(t *testing.T, ns, name string) {
 		if s := sts.Status; s.ObservedGeneration < sts.Generation || s.CurrentRevision != s.UpdateRevision || s.ReadyReplicas != ptr.Deref(sts.Spec.Replicas, 1) {
 			return fmt.Errorf("StatefulSet rolling: %+v", s)
 		}
+		got, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if c := got.Status.ElasticsearchCluster; c == nil || c.Authentication != monoclev1alpha1.ElasticsearchAuthenticationEnabled {
+			return fmt.Errorf("status.elasticsearchCluster: %+v, want authentication Enabled", c)
+		}
 		return nil
 	})
-	waitReady(t, ns, name)
+	if upgradeMonocles[name] != "hibernate: true" {
+		waitReady(t, ns, name)
+	}
+}
+
+// countLines prints counts, one "<n> <key>" per line, sorted by key.
+func countLines(counts map[string]int) string {
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%4d %s\n", counts[k], k)
+	}
+	return b.String()
 }

@@ -13,9 +13,12 @@ import (
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
-// crashReadyBudget is the suite's bound on recovery from crashes: every Monocle ends Ready within 60 s of the last
-// restart.
-const crashReadyBudget = 60 * time.Second
+// crashReadyBudget is the suite's bound on recovery from crashes: every Monocle ends Ready
+// within 90 s of the last restart. Measured on 2 cores at full size, scenario 1's 100
+// Monocles took 38 s on an idle machine and 58 s with a CPU-bound process holding one of the
+// two cores (docs/fault-suite.md, "Budgets under load"): the bound is the loaded figure
+// and half again.
+const crashReadyBudget = 90 * time.Second
 
 // testOperatorCrashes is scenario 1: Monocles are created across several namespaces, and a
 // quarter of them get a config change, while the operator is SIGKILLed at seeded random

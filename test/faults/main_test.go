@@ -81,6 +81,9 @@ type sizes struct {
 	hibernationMonocles int
 	// securityMonocles have their nodes switched to security while the operator is killed.
 	securityMonocles int
+	// rollingMonocles are led by the previous release, then by this one across a rolling
+	// update of the operator.
+	rollingMonocles int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -91,14 +94,14 @@ var (
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
 		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, hibernationMonocles: 2,
-		securityMonocles: 2, quietWindow: 5 * time.Second,
+		securityMonocles: 2, rollingMonocles: 2, quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
 		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, hibernationMonocles: 5,
-		securityMonocles: 3, quietWindow: 10 * time.Second,
+		securityMonocles: 3, rollingMonocles: 4, quietWindow: 10 * time.Second,
 	}
 )
 

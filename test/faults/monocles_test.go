@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/util/retry"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
@@ -125,11 +128,34 @@ func (c convergence) last() time.Time {
 	return l
 }
 
+// readFailure is an error of the suite's own read of the cluster, not of a Monocle: the API
+// server did not answer in time, refused for load, or the connection failed (a machine busy
+// with other work). A check that ends on one is retried; waitConverged tells it apart.
+type readFailure struct{ err error }
+
+func (r readFailure) Error() string { return r.err.Error() }
+func (r readFailure) Unwrap() error { return r.err }
+
+// isReadFailure reports whether err says the read did not get an answer: a deadline or a
+// cancellation, an API server timeout, throttling or unavailability, or a connection refused
+// or reset.
+func isReadFailure(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err) ||
+		apierrors.IsServiceUnavailable(err) || utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // waitConverged polls the Monocles of namespaces (all when empty) every 250ms until every
 // one that is not being deleted has converged and extra (if not nil) returns nil, or timeout
-// passes; then it returns an error naming what had not converged.
+// passes; then it returns an error naming what had not converged. When the checks ended on
+// the suite's own reads failing (readFailure), the error says so, with how many reads failed
+// and what the last read that got an answer showed: a machine too busy to answer the harness
+// is not a Monocle that did not converge.
 func waitConverged(ctx context.Context, timeout time.Duration, namespaces []string, extra func(context.Context) error) (convergence, error) {
 	res := convergence{readyAt: map[string]time.Time{}}
+	var checks, failedReads int
+	lastAnswer := "no read answered"
 	inScope := func(ns string) bool {
 		if len(namespaces) == 0 {
 			return true
@@ -141,10 +167,22 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 		}
 		return false
 	}
-	err := testkit.Poll(ctx, 250*time.Millisecond, timeout, "Monocles converged", func(ctx context.Context) error {
+	err := testkit.Poll(ctx, 250*time.Millisecond, timeout, "Monocles converged", func(ctx context.Context) (err error) {
+		checks++
+		defer func() {
+			var r readFailure
+			if errors.As(err, &r) {
+				failedReads++
+			} else if err != nil {
+				lastAnswer = err.Error()
+			}
+		}()
 		list, err := env.Monocles.MonocleV1alpha1().Monocles("").List(ctx, metav1.ListOptions{})
 		var pending []string
 		if err != nil {
+			if isReadFailure(err) {
+				return readFailure{err}
+			}
 			pending = append(pending, err.Error())
 		} else {
 			now := time.Now()
@@ -166,6 +204,9 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 		}
 		if len(pending) == 0 && extra != nil {
 			if err := extra(ctx); err != nil {
+				if isReadFailure(err) {
+					return readFailure{err}
+				}
 				pending = append(pending, err.Error())
 			}
 		}
@@ -178,6 +219,11 @@ func waitConverged(ctx context.Context, timeout time.Duration, namespaces []stri
 		}
 		return errors.New("\n  " + strings.Join(pending, "\n  "))
 	})
+	var r readFailure
+	if errors.As(err, &r) {
+		return res, fmt.Errorf("the harness could not read the cluster, which says nothing of the Monocles: %d of %d checks ended on a read that got no answer, the last: %v; the last check answered: %s",
+			failedReads, checks, r.err, lastAnswer)
+	}
 	return res, err
 }
 

@@ -53,6 +53,13 @@ func baseOperatorArgs() []string {
 // on a free loopback port.
 func (s *operatorSet) start(t *testing.T, extra ...string) *operator {
 	t.Helper()
+	return s.startBinary(t, env.OperatorBin, baseOperatorArgs(), extra...)
+}
+
+// startBinary starts the operator binary bin with the flags base and extra and --http-address
+// on a free loopback port.
+func (s *operatorSet) startBinary(t *testing.T, bin string, base []string, extra ...string) *operator {
+	t.Helper()
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -64,10 +71,9 @@ func (s *operatorSet) start(t *testing.T, extra ...string) *operator {
 	s.seq++
 	name := fmt.Sprintf("op-%02d", s.seq)
 	s.mu.Unlock()
-	args := append(baseOperatorArgs(), "--http-address", addr)
-	args = append(args, extra...)
+	args := append(append(append([]string(nil), base...), extra...), "--http-address", addr)
 	p, err := testkit.Start(testkit.StartOptions{
-		Name: name, Path: env.OperatorBin, Args: args, HTTPAddr: addr,
+		Name: name, Path: bin, Args: args, HTTPAddr: addr,
 		LogPath: filepath.Join(s.dir, name+".log"), LogCommand: true, DieWithParent: true,
 	})
 	if err != nil {
@@ -77,7 +83,7 @@ func (s *operatorSet) start(t *testing.T, extra ...string) *operator {
 	s.mu.Lock()
 	s.all = append(s.all, o)
 	s.mu.Unlock()
-	t.Logf("started %s (pid %d) %s", o.Name, o.PID(), strings.Join(extra, " "))
+	t.Logf("started %s (pid %d, %s) %s", o.Name, o.PID(), filepath.Base(bin), strings.Join(extra, " "))
 	return o
 }
 
@@ -115,8 +121,6 @@ func (s *operatorSet) stopAll() {
 	}
 }
 
-var identityPattern = regexp.MustCompile(`"identity":"([^"]+)"`)
-
 // identity returns the leader election identity the process logged at start.
 func (o *operator) identity(timeout time.Duration) (string, error) {
 	return o.identityPolling(timeout, 100*time.Millisecond)
@@ -130,7 +134,7 @@ func (o *operator) identityPolling(timeout, interval time.Duration) (string, err
 		if err != nil {
 			return err
 		}
-		m := identityPattern.FindSubmatch(data)
+		m := testkit.IdentityPattern.FindSubmatch(data)
 		if m == nil {
 			return errors.New("no identity in the log")
 		}

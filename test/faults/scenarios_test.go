@@ -74,3 +74,9 @@ func TestSecuritySwitchCrashes(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testSecuritySwitchCrashes(t)
 }
+
+// TestRollingUpdateAcrossReleases is scenario 12 (testRollingUpdateAcrossReleases).
+func TestRollingUpdateAcrossReleases(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testRollingUpdateAcrossReleases(t)
+}

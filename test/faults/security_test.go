@@ -79,16 +79,11 @@ func testSecuritySwitchCrashes(t *testing.T) {
 	if err := op.stop(); err != nil {
 		sc.Fatal(err)
 	}
-	kept, pvcs := map[string]string{}, map[string]string{}
+	kept, pvcs, err := keptForSwitch(ctx, namespaces, name)
+	if err != nil {
+		sc.Fatal(err)
+	}
 	for _, ns := range namespaces {
-		if kept[ns], err = keptUIDs(ctx, ns, name); err != nil {
-			sc.Fatal(err)
-		}
-		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+name+"-elastic-0", metav1.GetOptions{})
-		if err != nil {
-			sc.Fatal(err)
-		}
-		pvcs[ns] = string(pvc.UID)
 		if err := putPreviousRelease(ctx, ns, name, previous); err != nil {
 			sc.Fatal(err)
 		}
@@ -236,6 +231,24 @@ func allSecured(ctx context.Context, namespaces []string, name string) error {
 		}
 		return nil
 	})
+}
+
+// keptForSwitch returns, for Monocle name of each of namespaces, what a switch to security
+// must keep: the UIDs of its other Secrets and ConfigMap (keptUIDs) and its data PVC's UID,
+// by namespace; switchedIntact checks them.
+func keptForSwitch(ctx context.Context, namespaces []string, name string) (kept, pvcs map[string]string, err error) {
+	kept, pvcs = map[string]string{}, map[string]string{}
+	for _, ns := range namespaces {
+		if kept[ns], err = keptUIDs(ctx, ns, name); err != nil {
+			return nil, nil, err
+		}
+		pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "data-"+name+"-elastic-0", metav1.GetOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		pvcs[ns] = string(pvc.UID)
+	}
+	return kept, pvcs, nil
 }
 
 // switchedIntact returns an error naming what of Monocle name of ns the switch did not keep:

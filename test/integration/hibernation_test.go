@@ -9,9 +9,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/version"
 
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
+	"github.com/change-metrics/monocle-operator/pkg/controller/day2"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/test/localcluster"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -106,7 +109,13 @@ func TestHibernation(t *testing.T) {
 		t.Errorf("status.hibernation.stopped = %v", got)
 	}
 	waitCondition(t, ns, "m", "Hibernated", metav1.ConditionTrue, "Hibernated")
-	waitCondition(t, ns, "m", "Ready", metav1.ConditionFalse, "Hibernated")
+	ready := waitCondition(t, ns, "m", "Ready", metav1.ConditionFalse, "Hibernated")
+	// Deployments count their terminating pods from Kubernetes 1.35; before, the message says
+	// the order may not wait for them.
+	counted := version.MustParseGeneric(localcluster.RunningVersion()).AtLeast(version.MajorMinor(1, 35))
+	if noted := strings.Contains(ready.Message, day2.UncountedTerminatingNote); noted == counted {
+		t.Errorf("on Kubernetes %s, Ready's message %q: the note on uncounted terminating pods is there: %t", localcluster.RunningVersion(), ready.Message, noted)
+	}
 	waitCondition(t, ns, "m", "Degraded", metav1.ConditionFalse, "AsExpected")
 	if pods := env.Kubectl.Must(t, "get", "pods", "-n", ns, "-o", "name"); strings.TrimSpace(pods) != "" {
 		t.Errorf("pods left while hibernated: %s", pods)

@@ -16,7 +16,7 @@ const buildScript = "hack/build-control-plane.sh"
 
 // DefaultCacheDir returns the directory hack/build-control-plane.sh builds
 // into: $MONOCLE_CONTROL_PLANE_CACHE if set, else
-// ${XDG_CACHE_HOME:-$HOME/.cache}/monocle-operator/control-plane/<KubernetesVersion>.
+// ${XDG_CACHE_HOME:-$HOME/.cache}/monocle-operator/control-plane/<RunningVersion>.
 // Binaries are in its bin/ and kwok Stage files in its kwok-stages/.
 func DefaultCacheDir() string {
 	if dir := os.Getenv("MONOCLE_CONTROL_PLANE_CACHE"); dir != "" {
@@ -26,7 +26,7 @@ func DefaultCacheDir() string {
 	if base == "" {
 		base = filepath.Join(os.Getenv("HOME"), ".cache")
 	}
-	return filepath.Join(base, "monocle-operator", "control-plane", KubernetesVersion)
+	return filepath.Join(base, "monocle-operator", "control-plane", RunningVersion())
 }
 
 // binariesPresent reports whether every binary and required Stage file is in
@@ -69,7 +69,7 @@ func EnsureBinaries(ctx context.Context, repoRoot string) (binDir, stagesDir str
 		}
 		return "", "", fmt.Errorf("localcluster: cannot build the control plane: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "bash", script)
+	cmd := exec.CommandContext(ctx, "bash", script, Build())
 	cmd.Dir = repoRoot
 	cmd.Stdout = io.Discard // it prints only the bin dir there
 	cmd.Stderr = os.Stderr

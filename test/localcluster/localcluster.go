@@ -38,8 +38,29 @@ import (
 )
 
 // KubernetesVersion is the version of the control-plane components that
-// hack/build-control-plane.sh builds.
+// hack/build-control-plane.sh builds by default, the newest the tests run on.
 const KubernetesVersion = "v1.36.3"
+
+// OldestKubernetesVersion is the version hack/build-control-plane.sh oldest builds, the
+// oldest the operator supports (pkg/version.MinKubernetes).
+const OldestKubernetesVersion = "v1.30.14"
+
+// Build is the control plane the tests run on: "oldest" when $MONOCLE_KUBERNETES says so,
+// else "newest"; it is hack/build-control-plane.sh's argument.
+func Build() string {
+	if os.Getenv("MONOCLE_KUBERNETES") == "oldest" {
+		return "oldest"
+	}
+	return "newest"
+}
+
+// RunningVersion is the Kubernetes version of Build.
+func RunningVersion() string {
+	if Build() == "oldest" {
+		return OldestKubernetesVersion
+	}
+	return KubernetesVersion
+}
 
 // AdminToken is the static bearer token of the "admin" user (a member of
 // system:masters) written to the cluster's token-auth file and kubeconfig.

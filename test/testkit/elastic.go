@@ -59,12 +59,14 @@ type FakeElasticsearch struct {
 	// bundledPasswords are the passwords of the operator's user the bundled hosts last
 	// accepted, by Elasticsearch (BundledPassword).
 	bundledPasswords map[esKey]string
+	// unsecured are the bundled nodes served without security (ServeBundledWithoutSecurity).
+	unsecured map[esKey]bool
 }
 
 // StartFakeElasticsearch starts a FakeElasticsearch, plain HTTP without authentication
 // unless options say otherwise (WithBasicAuth, WithTLS); Close stops it.
 func StartFakeElasticsearch(options ...FakeElasticOption) *FakeElasticsearch {
-	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}, received: map[string]int{}, bundledPasswords: map[esKey]string{}}
+	f := &FakeElasticsearch{answers: map[string]ElasticAnswer{}, states: map[esKey]*esState{}, received: map[string]int{}, bundledPasswords: map[esKey]string{}, unsecured: map[esKey]bool{}}
 	for _, o := range options {
 		o(&f.security)
 	}

@@ -153,17 +153,39 @@ func (s *fakeSecurity) guard(w http.ResponseWriter, r *http.Request, host string
 // request to the Elasticsearch of key without the operator's user
 // (resources.ElasticOperatorUser) and a password. The fake does not know the password the
 // operator generated: it records the one it accepts, which a test compares with the Secret's
-// (BundledPassword).
+// (BundledPassword), also from a node served without security (ServeBundledWithoutSecurity),
+// which lets every request through.
 func (f *FakeElasticsearch) guardBundled(w http.ResponseWriter, r *http.Request, key esKey) bool {
 	user, pass, ok := r.BasicAuth()
-	if ok && user == resources.ElasticOperatorUser && pass != "" {
-		f.mu.Lock()
+	operator := ok && user == resources.ElasticOperatorUser && pass != ""
+	f.mu.Lock()
+	if operator {
 		f.bundledPasswords[key] = pass
-		f.mu.Unlock()
+	}
+	unsecured := f.unsecured[key]
+	f.mu.Unlock()
+	if operator || unsecured {
 		return false
 	}
 	unauthorized(w, r, user, ok)
 	return true
+}
+
+// ServeBundledWithoutSecurity makes the fake answer every request for the bundled node of
+// the Monocle namespace/monocle without credentials, as the node of a release before
+// security did, until SecureBundled.
+func (f *FakeElasticsearch) ServeBundledWithoutSecurity(namespace, monocle string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unsecured[esKey{namespace: namespace, monocle: monocle}] = true
+}
+
+// SecureBundled ends ServeBundledWithoutSecurity: the node requires the operator's user
+// again, as it does once it runs with security on.
+func (f *FakeElasticsearch) SecureBundled(namespace, monocle string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.unsecured, esKey{namespace: namespace, monocle: monocle})
 }
 
 // BundledPassword is the password of the operator's user (resources.ElasticOperatorUser)

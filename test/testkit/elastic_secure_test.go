@@ -49,6 +49,23 @@ func TestFakeDefaultIsPlainWithoutAuth(t *testing.T) {
 	}
 }
 
+// TestFakeBundledWithoutSecurity: a bundled node served without security answers without
+// credentials until SecureBundled, and only that node.
+func TestFakeBundledWithoutSecurity(t *testing.T) {
+	f := startFake(t)
+	f.ServeBundledWithoutSecurity("ns", "m")
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); err != nil {
+		t.Errorf("the unsecured node without credentials: %v", err)
+	}
+	if _, err := secureClient(t, f, "http://other-elastic.ns.svc:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
+		t.Errorf("another bundled node without credentials: %v, want 401", err)
+	}
+	f.SecureBundled("ns", "m")
+	if _, err := secureClient(t, f, "http://m-elastic.ns.svc:9200", "", "").Health(t.Context()); !errors.Is(err, elastic.ErrUnauthorized) {
+		t.Errorf("the node secured again, without credentials: %v, want 401", err)
+	}
+}
+
 func TestFakeBasicAuth(t *testing.T) {
 	f := startFake(t, WithBasicAuth("elastic", "changeme"))
 	const eck = "http://es-es-http.ns.svc:9200"

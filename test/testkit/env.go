@@ -161,6 +161,15 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 	if err := e.connect(e.Cluster.Kubeconfig()); err != nil {
 		return nil, fail("clients", err)
 	}
+	// The API server must be the version the suite asked for (MONOCLE_KUBERNETES).
+	served, err := e.Kube.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fail("the API server's version", err)
+	}
+	if want := localcluster.RunningVersion(); served.GitVersion != want {
+		return nil, fail("the API server's version", fmt.Errorf("%s, want %s", served.GitVersion, want))
+	}
+	fmt.Fprintf(e.out, "%s: Kubernetes %s\n", opts.Suite, served.GitVersion)
 	if opts.InstallCRD {
 		if err := e.Kubectl.InstallCRD(ctx, e.Root); err != nil {
 			return nil, fail("CRD", err)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -346,3 +347,8 @@ func Tail(text string, n int) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// IdentityPattern finds the leader election identity in the operator's "Starting" log line,
+// in the text (identity="x") and the JSON ("identity":"x") formats; its first group is the
+// identity.
+var IdentityPattern = regexp.MustCompile(`"?identity"?[=:]"([^"]+)"`)

@@ -138,20 +138,35 @@ func hibernate(o HibernationObserved, bundled bool) (monoclev1alpha1.Hibernation
 	if bundled {
 		after = "; Elasticsearch stops after it"
 	}
+	phase, message, snapshots := hibernationStep(o, bundled, crawlerDown, apiDown, s, snapshots, after)
+	if terminatingUncounted(o.Crawler) || terminatingUncounted(o.API) {
+		message += ". " + UncountedTerminatingNote
+	}
+	return phase, message, s, snapshots
+}
+
+// UncountedTerminatingNote is what the hibernation's messages add on a cluster whose
+// Deployments do not count their terminating pods (terminatingUncounted).
+const UncountedTerminatingNote = "This cluster does not count a Deployment's terminating pods (status.terminatingReplicas, " +
+	"Kubernetes 1.35 or the feature gate DeploymentReplicaSetTerminatingReplicas): each component stops once the one before " +
+	"has no running pod, possibly while its last pod still ends its grace period"
+
+// hibernationStep is hibernate's phase, message and followed snapshots, from what it found.
+func hibernationStep(o HibernationObserved, bundled, crawlerDown, apiDown bool, s resources.Stopped, snapshots, after string) (monoclev1alpha1.HibernationPhase, string, string) {
 	switch {
 	case !crawlerDown:
-		return monoclev1alpha1.HibernationHibernating, "Stopping the crawler; the API stops once it has no pod left" + after, s, snapshots
+		return monoclev1alpha1.HibernationHibernating, "Stopping the crawler; the API stops once it has no pod left" + after, snapshots
 	case !apiDown:
-		return monoclev1alpha1.HibernationHibernating, "Stopping the API, the crawler has no pod left" + after, s, snapshots
+		return monoclev1alpha1.HibernationHibernating, "Stopping the API, the crawler has no pod left" + after, snapshots
 	case bundled && o.JobsRunning && !s.Elastic:
-		return monoclev1alpha1.HibernationHibernating, "Waiting for the Monocle's Jobs to finish before stopping Elasticsearch", s, snapshots
+		return monoclev1alpha1.HibernationHibernating, "Waiting for the Monocle's Jobs to finish before stopping Elasticsearch", snapshots
 	case bundled && snapshots != "" && !s.Elastic:
-		return monoclev1alpha1.HibernationHibernating, "Waiting for snapshot " + snapshots + " to finish before stopping Elasticsearch (status.backup.running)", s, snapshots
+		return monoclev1alpha1.HibernationHibernating, "Waiting for snapshot " + snapshots + " to finish before stopping Elasticsearch (status.backup.running)", snapshots
 	case bundled && !statefulSetDown(o.Elastic):
-		return monoclev1alpha1.HibernationHibernating, "Stopping Elasticsearch, the crawler and the API have no pod left", s, ""
+		return monoclev1alpha1.HibernationHibernating, "Stopping Elasticsearch, the crawler and the API have no pod left", ""
 	}
 	return monoclev1alpha1.HibernationHibernated,
-		"No pod of the Monocle runs; its volume, keys, Secrets and config are kept. Set spec.hibernate to false to wake it", s, ""
+		"No pod of the Monocle runs; its volume, keys, Secrets and config are kept. Set spec.hibernate to false to wake it", ""
 }
 
 // wake is the phase, message and stops of a Monocle no longer asked to hibernate, whose
@@ -259,6 +274,16 @@ func deploymentDown(d *appsv1.Deployment) bool {
 	}
 	return d.Generation == 1 || (d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0 &&
 		ptr.Deref(d.Status.TerminatingReplicas, 0) == 0)
+}
+
+// terminatingUncounted reports whether d's controller has observed it without counting its
+// terminating pods (status.terminatingReplicas unset): Kubernetes before 1.35, or 1.33 and
+// 1.34 without the feature gate DeploymentReplicaSetTerminatingReplicas (from 1.35 the
+// Deployment controller sets it, 0 included, on every status it writes: pkg/controller/
+// deployment/sync.go, Kubernetes 1.36.3). Such a Deployment's last pod may still be ending
+// its grace period when status.replicas reaches 0.
+func terminatingUncounted(d *appsv1.Deployment) bool {
+	return d != nil && d.Status.ObservedGeneration > 0 && d.Status.TerminatingReplicas == nil
 }
 
 // statefulSetDown reports whether s has no pod left: nil, or scaled to zero with its

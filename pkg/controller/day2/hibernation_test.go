@@ -16,14 +16,19 @@ import (
 )
 
 // workload is a Deployment asking for spec replicas with pods pods, ready of them ready, and
-// terminating pods on their way out; its controller has observed its spec.
+// terminating pods on their way out; its controller has observed its spec and counts its
+// terminating pods, as from Kubernetes 1.35.
 func workload(spec, pods, ready, terminating int32) *appsv1.Deployment {
 	d := deploymentOf(oldMonocleImage, spec)
 	d.Status.Replicas, d.Status.UpdatedReplicas, d.Status.ReadyReplicas = pods, pods, ready
-	if terminating > 0 {
-		d.Status.TerminatingReplicas = ptr.To(terminating)
-	}
+	d.Status.TerminatingReplicas = ptr.To(terminating)
 	return d
+}
+
+// uncounted is w on a cluster whose Deployments do not count their terminating pods.
+func uncounted(w *appsv1.Deployment) *appsv1.Deployment {
+	w.Status.TerminatingReplicas = nil
+	return w
 }
 
 // elasticOf is the Elasticsearch StatefulSet asking for spec replicas with pods pods, ready of
@@ -95,6 +100,16 @@ func TestPlanHibernation(t *testing.T) {
 			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: up(), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
 			stopped: resources.Stopped{Crawler: true, API: true}, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler"},
 			reason: reasons.Hibernating, message: "Stopping the API",
+		},
+		"no crawler pod left where terminating pods are not counted: the API stops, and the message says so": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: uncounted(up()), Crawler: uncounted(gone()), Elastic: elasticOf(1, 1, 1)},
+			stopped: resources.Stopped{Crawler: true, API: true}, phase: monoclev1alpha1.HibernationHibernating, down: []string{"crawler"},
+			reason: reasons.Hibernating, message: "Stopping the API, the crawler has no pod left; Elasticsearch stops after it. " + UncountedTerminatingNote,
+		},
+		"hibernated where terminating pods are not counted: the message says so": {
+			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: uncounted(gone()), Crawler: uncounted(gone()), Elastic: elasticOf(0, 0, 0)},
+			stopped: all, phase: monoclev1alpha1.HibernationHibernated, down: []string{"crawler", "api", "elastic"},
+			reason: reasons.Hibernated, message: UncountedTerminatingNote,
 		},
 		"the API still has a pod: Elasticsearch runs on": {
 			m: hibernationMonocle(true, monoclev1alpha1.HibernationHibernating), o: HibernationObserved{API: workload(0, 2, 1, 0), Crawler: gone(), Elastic: elasticOf(1, 1, 1)},
@@ -242,6 +257,9 @@ func TestPlanHibernation(t *testing.T) {
 				}
 				if !strings.Contains(step.Status.Message, tc.message) {
 					t.Errorf("message %q, want it to contain %q", step.Status.Message, tc.message)
+				}
+				if noted := strings.Contains(step.Status.Message, UncountedTerminatingNote); noted != strings.Contains(tc.message, UncountedTerminatingNote) {
+					t.Errorf("message %q: the note on uncounted terminating pods is there: %t, want %t", step.Status.Message, noted, !noted)
 				}
 			}
 			switch c := step.Condition; {

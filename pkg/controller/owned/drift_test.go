@@ -130,6 +130,12 @@ func TestEveryBuiltFieldIsOwned(t *testing.T) {
 	}
 }
 
+// setsEveryScalar are the kinds whose builder sets every scalar field, so that
+// TestUnsetFieldsAreNotOwned has none to fill: the PodDisruptionBudget's spec sets
+// maxUnavailable, selector and unhealthyPodEvictionPolicy, and leaves only minAvailable, an
+// int-or-string, which fill leaves alone.
+var setsEveryScalar = map[string]bool{"PodDisruptionBudget": true}
+
 // TestUnsetFieldsAreNotOwned fills every field a builder leaves unset (as the API server's
 // defaults and other clients do), and adds entries to labels, annotations and data: none of
 // that is drift, so it causes no write. The fields owned even when empty (ownedWhenEmpty) are
@@ -140,7 +146,7 @@ func TestUnsetFieldsAreNotOwned(t *testing.T) {
 		drifted, merge := o.k()
 		live := o.desired.DeepCopyObject().(Object)
 		filled := fillUnset(reflect.ValueOf(live).Elem(), "")
-		if filled == 0 {
+		if filled == 0 && !setsEveryScalar[reflect.TypeOf(o.desired).Elem().Name()] {
 			t.Errorf("%s: no unset field filled", name)
 		}
 		if drifted(o.desired, live) {

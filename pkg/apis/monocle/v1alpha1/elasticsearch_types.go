@@ -1,5 +1,7 @@
 package v1alpha1
 
+import corev1 "k8s.io/api/core/v1"
+
 // An Elasticsearch the operator does not run. Monocle 1.11.2 reaches Elasticsearch through
 // MONOCLE_ELASTIC_URL with http-client's defaultManagerSettings (src/Monocle/Env.hs): plain
 // HTTP only, and basic auth only as user:pass@ in the URL, which the API logs at start
@@ -71,12 +73,16 @@ type ExternalElasticsearch struct {
 // Monocle's URL, environment, arguments or log.
 type ElasticsearchProxy struct {
 	// Image is the proxy's image. Defaults to NGINX's unprivileged build,
-	// docker.io/nginxinc/nginx-unprivileged:1.27.5-alpine.
+	// docker.io/nginxinc/nginx-unprivileged:1.30.1-alpine.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
+	// Resources are the sidecar container's requests and limits. Defaults to requests of
+	// 10m CPU and 32Mi memory and a 128Mi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // ElasticsearchClusterKind says which Elasticsearch a Monocle uses.

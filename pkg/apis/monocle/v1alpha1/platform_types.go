@@ -68,9 +68,13 @@ type PodPlacement struct {
 // +kubebuilder:validation:Pattern=`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`
 type LabelValue = string
 
-// JobsSpec holds the settings of the Jobs the operator runs for a Monocle: update-idents,
-// the maintenance requests' janitor runs, and those of backups and restores.
+// JobsSpec holds the settings of the Jobs the operator runs for a Monocle: update-idents and
+// the maintenance requests' janitor runs.
 type JobsSpec struct {
+	// Resources are the requests and limits of the Jobs' janitor container. Defaults to
+	// requests of 50m CPU and 128Mi memory and a 512Mi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 	// PodPlacement places the Jobs' pods.
 	PodPlacement `json:",inline"`
 }

@@ -302,7 +302,7 @@ type CrawlerSpec struct {
 // operator does not run, and then no StatefulSet, volume or Service of its own (image,
 // javaOpts, resources and exporter shape the bundled node only).
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) && has(self.external))",message="set at most one of elasticsearchRef and external"
-// +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.image) || has(self.javaOpts) || has(self.resources) || has(self.exporter))",message="image, javaOpts, resources and exporter shape the bundled Elasticsearch: leave them unset with elasticsearchRef or external"
+// +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.image) || has(self.javaOpts) || has(self.resources) || has(self.initResources) || has(self.exporter))",message="image, javaOpts, resources, initResources and exporter shape the bundled Elasticsearch: leave them unset with elasticsearchRef or external"
 // +kubebuilder:validation:XValidation:rule="!(has(self.elasticsearchRef) || has(self.external)) || !(has(self.nodeSelector) || has(self.tolerations) || has(self.affinity) || has(self.topologySpreadConstraints) || has(self.priorityClassName) || has(self.podLabels) || has(self.podAnnotations))",message="nodeSelector, tolerations, affinity, topologySpreadConstraints, priorityClassName, podLabels and podAnnotations place the bundled Elasticsearch's pod: leave them unset with elasticsearchRef or external"
 type ElasticsearchSpec struct {
 	// ElasticsearchRef names an ECK-managed Elasticsearch (elasticsearch.k8s.elastic.co/v1)
@@ -347,6 +347,12 @@ type ElasticsearchSpec struct {
 	// of 100m CPU and 1Gi memory and a 1Gi memory limit.
 	// +optional
 	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
+	// InitResources are the requests and limits of the Elasticsearch pod's init containers,
+	// which copy its configuration and write its keystore one after the other. Defaults to
+	// requests of 10m CPU and 128Mi memory and a 256Mi memory limit (the keystore tool is a
+	// JVM).
+	// +optional
+	InitResources *corev1.ResourceRequirements `json:"initResources,omitempty"`
 	// Exporter, when set, runs the Prometheus community's Elasticsearch exporter in the
 	// Elasticsearch pod, beside Elasticsearch: it serves Elasticsearch's own metrics on port
 	// 9114 (named "exporter"), which spec.monitoring's PodMonitor then scrapes and the
@@ -367,6 +373,10 @@ type ElasticsearchExporter struct {
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:Pattern=`^\S+$`
 	Image string `json:"image,omitempty"`
+	// Resources are the exporter container's requests and limits. Defaults to requests of
+	// 10m CPU and 32Mi memory and a 128Mi memory limit.
+	// +optional
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
 
 // MonocleList is a list of Monocles.

@@ -1,11 +1,17 @@
 package faults
 
 import (
+	"context"
+	"errors"
+	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func TestKwokLeftBehind(t *testing.T) {
@@ -38,6 +44,26 @@ func TestKwokLeftBehind(t *testing.T) {
 	} {
 		if got := kwokLeftBehind(tc.pod, now); got != tc.want {
 			t.Errorf("%s: kwokLeftBehind = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestReadFailures: the suite tells its own reads that got no answer (a deadline, a timeout,
+// throttling, an unavailable or unreachable API server) from answers, which a check judges.
+func TestReadFailures(t *testing.T) {
+	gr := schema.GroupResource{Group: "apps", Resource: "deployments"}
+	for err, want := range map[error]bool{
+		&url.Error{Op: "Get", URL: "https://127.0.0.1/apis/apps/v1/deployments/x", Err: context.DeadlineExceeded}: true,
+		apierrors.NewServerTimeout(gr, "get", 1):                                    true,
+		apierrors.NewTooManyRequests("slow down", 1):                                true,
+		apierrors.NewServiceUnavailable("starting"):                                 true,
+		&url.Error{Op: "Get", URL: "https://127.0.0.1/", Err: syscall.ECONNREFUSED}: true,
+		apierrors.NewNotFound(gr, "x"):                                              false,
+		apierrors.NewForbidden(gr, "x", errors.New("no")):                           false,
+		errors.New("Ready is False (ComponentsNotReady)"):                           false,
+	} {
+		if got := isReadFailure(err); got != want {
+			t.Errorf("isReadFailure(%v) = %t, want %t", err, got, want)
 		}
 	}
 }
