@@ -6,7 +6,7 @@ GO ?= go
 BIN_DIR := bin
 # The release: stamped into the binary (pkg/version), the tag of the operator image in
 # deploy/03-operator.yaml (a test keeps the two equal) and in the release manifests.
-VERSION ?= v0.1.0
+VERSION ?= v0.2.0
 # The commit stamped into the binary; empty outside a git checkout.
 COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null)
 VERSION_PKG := github.com/change-metrics/monocle-operator/pkg/version

@@ -41,6 +41,10 @@ var places = []place{
 	{"README.md", "releases/download/{v}/monocle-operator.yaml", 1},
 	{"docs/kubectl-plugin.md", "kubectl-monocle-{v}-linux-amd64.tar.gz", 2},
 	{"docs/kubectl-plugin.md", "releases/download/{v}/", 1},
+	{"docs/installation.md", "Install a release, {v} here,", 1},
+	{"docs/installation.md", "releases/download/{v}/monocle-operator.yaml", 1},
+	{"docs/installation.md", "monocle-operator:{v}`: `deploy/` names", 1},
+	{"docs/installation.md", "go run -C hack/image . -version {v}`", 1},
 }
 
 // semverTag is a release tag: v, then major.minor.patch without leading zeros.

@@ -27,6 +27,20 @@ func repoCopy(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
+	// Right after a release the unreleased section is empty, and a release refuses that: the
+	// copy gets a change to release.
+	changelog := filepath.Join(dir, "CHANGELOG.md")
+	data, err := os.ReadFile(changelog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "## [Unreleased]\n\n## [") {
+		return dir
+	}
+	data = []byte(strings.Replace(string(data), "## [Unreleased]\n", "## [Unreleased]\n\n### Fixed\n\n- A change to release.\n", 1))
+	if err := os.WriteFile(changelog, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 

@@ -33,7 +33,7 @@ const MinKubernetes = "1.30"
 
 // DevVersion is the version of a build whose Version was not stamped: a build from a
 // checkout, after or between releases.
-const DevVersion = "v0.1.0-dev"
+const DevVersion = "v0.2.0-dev"
 
 // Version is the operator's release, such as "v0.1.0", set at build time with
 // -ldflags "-X github.com/change-metrics/monocle-operator/pkg/version.Version=<release>".

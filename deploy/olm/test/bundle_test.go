@@ -5,6 +5,7 @@
 package test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -60,4 +61,31 @@ func justified(warning string) bool {
 		}
 	}
 	return false
+}
+
+// TestUpgradeGraph: the CSV replaces the previous release's (hack/previous-release, the
+// release the upgrade tests start from), so that OLM offers this release to its installs, and
+// its olm.skipRange takes every release from the earlier operator's v0.0.2 on straight here.
+func TestUpgradeGraph(t *testing.T) {
+	bundle, err := manifests.GetBundleFromDir("../bundle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile("../../../hack/previous-release")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var previous string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			previous = strings.TrimPrefix(f[0], "v")
+		}
+	}
+	csv := bundle.CSV
+	if want := "monocle-operator.v" + previous; csv.Spec.Replaces != want {
+		t.Errorf("spec.replaces = %q, want %q (hack/previous-release)", csv.Spec.Replaces, want)
+	}
+	if want := ">=0.0.2 <" + csv.Spec.Version.String(); csv.Annotations["olm.skipRange"] != want {
+		t.Errorf("olm.skipRange = %q, want %q", csv.Annotations["olm.skipRange"], want)
+	}
 }
