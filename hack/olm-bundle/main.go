@@ -88,7 +88,7 @@ func run(root string) error {
 	version := string(v[1])
 	// The CSV this one replaces is the previous release's (hack/previous-release, the
 	// release the upgrade tests start from), unless this is that release itself.
-	previous, err := previousRelease(root)
+	previous, _, err := operatorversion.PreviousRelease(root)
 	if err != nil {
 		return err
 	}
@@ -302,19 +302,4 @@ func run(root string) error {
 // descriptor is an OLM spec or status descriptor of the field at path.
 func descriptor(path, name, description string, xDescriptor string) map[string]any {
 	return map[string]any{"path": path, "displayName": name, "description": description, "x-descriptors": []string{xDescriptor}}
-}
-
-// previousRelease is the version hack/previous-release names ("v0.1.0"): its one line
-// "<version> <commit>" besides # comments.
-func previousRelease(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, "hack", "previous-release"))
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
-			return f[0], nil
-		}
-	}
-	return "", fmt.Errorf("hack/previous-release names no release")
 }

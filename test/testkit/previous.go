@@ -1,19 +1,14 @@
 package testkit
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-)
 
-// PreviousReleaseFile is the file, relative to the repository root, that names the release
-// the upgrade tests start from: one line "<version> <commit>" besides # comments.
-const PreviousReleaseFile = "hack/previous-release"
+	operatorversion "github.com/change-metrics/monocle-operator/pkg/version"
+)
 
 // ErrNoHistory is BuildPreviousRelease's error when the clone lacks the previous release's
 // commit (a shallow clone): tests skip rather than fail.
@@ -28,36 +23,11 @@ type PreviousRelease struct {
 	Bin, Manifests, Dir string
 }
 
-// ReadPreviousRelease reads PreviousReleaseFile under root.
-func ReadPreviousRelease(root string) (version, commit string, err error) {
-	f, err := os.Open(filepath.Join(root, PreviousReleaseFile))
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		line := strings.TrimSpace(s.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Fields(line)
-		if len(fields) != 2 || !strings.HasPrefix(fields[0], "v") {
-			return "", "", fmt.Errorf("%s: %q is not \"<version> <commit>\"", PreviousReleaseFile, line)
-		}
-		return fields[0], fields[1], nil
-	}
-	if err := s.Err(); err != nil {
-		return "", "", err
-	}
-	return "", "", fmt.Errorf("%s names no release", PreviousReleaseFile)
-}
-
 // BuildPreviousRelease exports the previous release's commit from root's git history into
 // dir (git archive), builds its operator and writes its release manifests. Its error is
 // ErrNoHistory when the commit is not in the clone.
 func BuildPreviousRelease(ctx context.Context, root, dir string) (PreviousRelease, error) {
-	version, commit, err := ReadPreviousRelease(root)
+	version, commit, err := operatorversion.PreviousRelease(root)
 	if err != nil {
 		return PreviousRelease{}, err
 	}
