@@ -130,6 +130,9 @@ type Controller struct {
 	progress *statusWrites
 	// random is the source of generated keys: crypto/rand.Reader outside tests.
 	random io.Reader
+	// realmMatches spares syncs the bcrypt checks of the bundled Elasticsearch's realm
+	// hashes they have already seen match (elasticusers.go).
+	realmMatches *realmMatches
 	// operand reads each Monocle's operands in the background and carries out what syncs
 	// plan (Options.Operands); operand.Off() when reading is off.
 	operand operand.Worker
@@ -231,6 +234,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		created:              &createdHold{held: map[cache.ObjectName]heldObjects{}},
 		progress:             &statusWrites{last: map[cache.ObjectName]time.Time{}},
 		random:               rand.Reader,
+		realmMatches:         newRealmMatches(),
 		refuseCrossNamespace: o.RefuseCrossNamespaceReferences,
 	}
 	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)

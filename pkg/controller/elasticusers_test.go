@@ -106,3 +106,35 @@ func ensureUsers(t *testing.T, m *monoclev1alpha1.Monocle, cached, uncached []ru
 	}
 	return u.secret, len(writes(f.kubeclient.Actions())), events
 }
+
+// TestRealmMatches: a hash is checked against its password with bcrypt once, then from
+// memory; a password that does not match is never remembered, nor does a remembered match
+// answer for another password of the same hash.
+func TestRealmMatches(t *testing.T) {
+	pw := []byte("a-password")
+	h, err := bcrypt.GenerateFromPassword(pw, realmHashCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRealmMatches()
+	calls := 0
+	r.compare = func(hash, password []byte) error {
+		calls++
+		return bcrypt.CompareHashAndPassword(hash, password)
+	}
+	for i, c := range []struct {
+		pw        string
+		want      bool
+		wantCalls int
+	}{
+		{"a-password", true, 1},
+		{"a-password", true, 1},
+		{"another-password", false, 2},
+		{"another-password", false, 3},
+		{"a-password", true, 3},
+	} {
+		if got := r.matches(string(h), []byte(c.pw)); got != c.want || calls != c.wantCalls {
+			t.Errorf("check %d, %q: matches %v after %d bcrypt checks, want %v after %d", i+1, c.pw, got, calls, c.want, c.wantCalls)
+		}
+	}
+}
