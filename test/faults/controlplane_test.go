@@ -32,9 +32,8 @@ const (
 	// remains is the reflectors' relists (from 800ms, doubling) and the lease renewals.
 	outageMaxSettledRate = 100.0
 	// outageMaxCPU bounds the operator's CPU use once an outage has lasted outageSettle, in
-	// cores. Over the first second it still finishes the syncs under way when the component
-	// went down (a clean-clone CI run measured 0.51 cores over a whole outage that began
-	// right after 4 creations), so, like the request rate, it is bounded once settled.
+	// cores: over its first second the operator still finishes the syncs under way when the
+	// component went down, so, like the request rate, its CPU use is bounded once settled.
 	outageMaxCPU = 0.5
 	// outageSettle is when, into an outage, the settled request rate and CPU use start being
 	// measured.
