@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -31,6 +32,11 @@ import (
 func newControllers(ctx context.Context, o options, kubeClient *kubeClients, monocleClient clientset.Interface, metadataClient metadata.Interface, dynamicClient dynamic.Interface) ([]*controller.Controller, []func(<-chan struct{}), error) {
 	var controllers []*controller.Controller
 	var starters []func(<-chan struct{})
+	// One fleet rollout across every namespace watched.
+	fleet, err := controller.NewFleet(o.rollout, "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("--rollout-*: %w", err)
+	}
 	for _, ns := range splitNamespaces(o.namespaces) {
 		managedBy := func(lo *metav1.ListOptions) {
 			lo.LabelSelector = resources.ManagedByLabel + "=" + resources.ManagedByValue
@@ -68,6 +74,7 @@ func newControllers(ctx context.Context, o options, kubeClient *kubeClients, mon
 			Operands:                       operand.Options{Interval: o.readInterval, Timeout: o.readTimeout, DialAddress: o.dialAddress},
 			OperatorNamespace:              inClusterNamespace(),
 			RefuseCrossNamespaceReferences: !o.crossNSRefs,
+			Fleet:                          fleet,
 		})
 		if err != nil {
 			return nil, nil, err

@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/change-metrics/monocle-operator/pkg/controller"
+	"github.com/change-metrics/monocle-operator/pkg/controller/rollout"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	"github.com/change-metrics/monocle-operator/pkg/leader"
 	"github.com/change-metrics/monocle-operator/pkg/version"
@@ -60,6 +61,8 @@ type options struct {
 	readTimeout   time.Duration
 	dialAddress   string
 	crossNSRefs   bool
+	// rollout is the fleet rollout's policy (--rollout-*).
+	rollout rollout.Policy
 }
 
 // bindFlags registers the operator's own flags on fs, filling o, and returns the --version
@@ -84,6 +87,10 @@ func bindFlags(fs *flag.FlagSet, o *options) (showVersion *bool) {
 	fs.DurationVar(&o.readTimeout, "elasticsearch-read-timeout", 5*time.Second, "How long one read of an Elasticsearch may take.")
 	fs.StringVar(&o.dialAddress, "operand-dial-address", "", "A host:port every connection to an operand (Elasticsearch) goes to instead of its Service: a port-forward when the operator runs outside the cluster, or a test's fake.")
 	fs.BoolVar(&o.crossNSRefs, "cross-namespace-references", true, "Let a Monocle's spec.elasticsearch.elasticsearchRef name an ECK Elasticsearch of another namespace where a ReferenceGrant of that namespace grants it. false refuses every such reference.")
+	fs.StringVar(&o.rollout.Strategy, "rollout-strategy", controller.DefaultRolloutPolicy.Strategy, "How a change of the workloads' templates that the operator makes of its own accord (a new release's) reaches the Monocles: \"waves\" (a canary, then waves that double up to --rollout-max-wave, each once the one before is Ready for --rollout-soak; a Monocle not Ready again within --rollout-deadline halts the rollout) or \"all-at-once\". A change a Monocle's owner makes is applied at once either way.")
+	fs.IntVar(&o.rollout.MaxWave, "rollout-max-wave", controller.DefaultRolloutPolicy.MaxWave, "The largest wave of the fleet rollout, in Monocles.")
+	fs.DurationVar(&o.rollout.Soak, "rollout-soak", controller.DefaultRolloutPolicy.Soak, "How long each Monocle of a wave stays Ready after its roll before the next wave starts.")
+	fs.DurationVar(&o.rollout.Deadline, "rollout-deadline", controller.DefaultRolloutPolicy.Deadline, "How long a Monocle of a wave has to be Ready again after its roll starts; past it the fleet rollout halts.")
 	fs.BoolVar(&o.profiling, "profiling", false, "Serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-address.")
 	return fs.Bool("version", false, "Print the version, commit, Go version and platform on one line and exit.")
 }

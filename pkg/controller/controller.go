@@ -145,6 +145,9 @@ type Controller struct {
 	operatorNamespace string
 	// watchNamespace is the namespace whose Monocles this controller watches; "" for all.
 	watchNamespace string
+	// fleet rolls the operator's own changes out across the Monocles in waves
+	// (Options.Fleet, fleet.go).
+	fleet *Fleet
 }
 
 // podMetadata is the record the builders keep on a pod template of the labels and
@@ -196,6 +199,11 @@ type Options struct {
 	// another namespace, granted or not (--cross-namespace-references=false); by default such
 	// a reference is used once a ReferenceGrant there allows it (refgrant.go).
 	RefuseCrossNamespaceReferences bool
+	// Fleet rolls a change of the workloads' templates that this release makes of its own
+	// accord out across the Monocles, in waves (NewFleet): the same Fleet for every
+	// Controller of the process. nil gives the controller one of its own, with
+	// DefaultRolloutPolicy.
+	Fleet *Fleet
 }
 
 // NewController returns a Controller that watches the given informers, writes through the
@@ -238,6 +246,14 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 		refuseCrossNamespace: o.RefuseCrossNamespaceReferences,
 	}
 	c.operand = operand.New(ctx, o.Operands, c.queue.AddAfter)
+	c.fleet = o.Fleet
+	if c.fleet == nil {
+		var err error
+		if c.fleet, err = NewFleet(DefaultRolloutPolicy, ""); err != nil {
+			return nil, err
+		}
+	}
+	c.fleet.add(c.monoclesLister, c.queue.Add, inf.Monocles.Informer().HasSynced)
 	if c.readsOperands() {
 		// The operator's pods reach Elasticsearch only to read it.
 		c.operatorNamespace = o.OperatorNamespace
@@ -370,7 +386,8 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return errors.New("failed to wait for caches to sync")
 	}
 
-	logger.Info("Starting workers", "count", workers)
+	go c.fleet.run(ctx)
+	logger.Info("Starting workers", "count", workers, "revision", c.fleet.revision)
 	done := make(chan struct{})
 	for range workers {
 		go func() {

@@ -25,6 +25,7 @@ import (
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
 	"github.com/change-metrics/monocle-operator/pkg/controller/reasons"
 	"github.com/change-metrics/monocle-operator/pkg/resources"
+	"github.com/change-metrics/monocle-operator/pkg/version"
 )
 
 // TestCreatesAllObjects: the first sync of a new Monocle creates every object as its builder
@@ -124,6 +125,15 @@ func TestCreatesAllObjects(t *testing.T) {
 		Elasticsearch: monoclev1alpha1.ComponentStatus{Image: resources.DefaultElasticsearchImage, Replicas: 1},
 		ElasticsearchCluster: &monoclev1alpha1.ElasticsearchClusterStatus{Kind: monoclev1alpha1.ElasticsearchBundled,
 			URL: "http://demo-elastic.default.svc:9200", Authentication: monoclev1alpha1.ElasticsearchAuthenticationEnabling},
+	}
+	// The new Monocle's workloads are created with this release's templates; the times are
+	// the sync's, the inputs an opaque hash.
+	if len(monocleWrites) == 1 {
+		if got := writtenObject(monocleWrites[0]).(*monoclev1alpha1.Monocle).Status.Rollout; got != nil && got.Inputs != "" {
+			want.Status.Rollout = &monoclev1alpha1.RolloutStatus{Revision: version.Version, Inputs: got.Inputs, Phase: monoclev1alpha1.RolloutRolled,
+				Cause: monoclev1alpha1.RolloutCauseCreated, StartTime: got.StartTime, CompletionTime: got.StartTime,
+				Message: "Created with the templates of " + version.Version}
+		}
 	}
 	checkActions(t, monocleWrites, expectStatusUpdate(want))
 	// The API waits for Elasticsearch: what the sync created is held for the one Created event

@@ -73,6 +73,7 @@ func (c *Controller) recordStatusEvents(m *monoclev1alpha1.Monocle, was monoclev
 	c.recordUpgradeTransition(m, was.Upgrade, is.Upgrade)
 	c.recordHibernationTransition(m, was.Hibernation, is.Hibernation)
 	c.recordIndexDeletion(m, was.IndexDeletion, is.IndexDeletion)
+	c.recordRolloutTransition(m, was.Rollout, is.Rollout)
 	for _, e := range st.events {
 		c.recorder.Event(m, e.eventType, e.reason, e.message)
 	}

@@ -172,6 +172,10 @@ func (f *fixture) newController() *Controller {
 	}
 	f.recorder = record.NewFakeRecorder(100)
 	c.recorder = f.recorder
+	// The indexers are filled by hand, not synced by running informers.
+	for i := range c.fleet.sources {
+		c.fleet.sources[i].synced = func() bool { return true }
+	}
 	c.random = rand.New(rand.NewSource(1))
 	for _, m := range f.monocles {
 		mustAdd(f.t, i.Monocle().V1alpha1().Monocles().Informer().GetIndexer(), m)

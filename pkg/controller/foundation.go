@@ -167,9 +167,14 @@ func (c *Controller) ensureElasticsearch(ctx context.Context, st *syncState) (fu
 	// The node runs with security on: it is written once its users are (the resolve phase),
 	// or it would lock out the pods and the operator.
 	if spec.Status == metav1.ConditionTrue && st.cluster.resolved {
-		var err error
-		live, err = c.statefulSets.Ensure(ctx, c.recorder, m, resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic, st.cluster.usersHash))
-		errs = append(errs, err)
+		desired := resources.NewElasticStatefulSet(m, st.adoption.volume, st.hibernation.Stopped.Elastic, st.cluster.usersHash)
+		if !st.rollout.holdsStatefulSet(live, desired) {
+			var err error
+			live, err = c.statefulSets.Ensure(ctx, c.recorder, m, desired)
+			errs = append(errs, err)
+		}
+	} else {
+		st.rollout.unknown("StatefulSet " + resources.ElasticName(m))
 	}
 	storage, err := c.ensureStorage(ctx, m, st.adoption.volume)
 	errs = append(errs, err)

@@ -73,7 +73,7 @@ var (
 func RegisterMetrics() {
 	registerMetrics.Do(func() {
 		legacyregistry.MustRegister(syncsTotal, syncDuration, monocleReady, buildInfo,
-			backupLastSuccess, backupFailing, crawlerCrawledUntil)
+			backupLastSuccess, backupFailing, crawlerCrawledUntil, rolloutMonocles, rolloutWave, rolloutHalted)
 		legacyregistry.MustRegister(operand.Metrics()...)
 		// component-base's metrics record nothing until registered: set after MustRegister.
 		info := version.Info()

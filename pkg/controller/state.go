@@ -62,6 +62,11 @@ type syncState struct {
 	// controls, as the sync left them (nil: none): as observed, then as the phases wrote them.
 	elastic      *appsv1.StatefulSet
 	api, crawler *appsv1.Deployment
+	// rollout is what the rollout phase decided of the workloads' templates (rolloutphase.go);
+	// rolloutAdmitted is set when this sync admitted the Monocle to a wave of the fleet
+	// rollout, which its status write records.
+	rollout         *rolloutGate
+	rolloutAdmitted bool
 	// apiWaits is set when the API Deployment was neither created nor rolled because
 	// Elasticsearch has no ready pod (workloads.go).
 	apiWaits bool

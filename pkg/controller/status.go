@@ -30,6 +30,7 @@ import (
 func (c *Controller) updateMonocleStatus(ctx context.Context, st *syncState, p problems) (bool, error) {
 	m := st.m
 	status := computeStatus(st, p)
+	c.judgeRollout(st, &status)
 	readyValue := 0.0
 	if apimeta.IsStatusConditionTrue(status.Conditions, monoclev1alpha1.ConditionReady) {
 		readyValue = 1

@@ -21,9 +21,11 @@ import (
 // syncHandler converges the objects of the Monocle named by key and writes its status, in
 // phases over one syncState, after one read of the workloads as the caches have them
 // (observe.go): adoption of an earlier operator's objects, the Elasticsearch
-// cluster it uses (target.go), what spec.hibernate stops (planhibernation.go), the foundation
+// cluster it uses (target.go), what spec.hibernate stops (planhibernation.go), whether the
+// workloads may take this release's templates (planRollout), the foundation
 // objects (keys, Secrets, config, Services, Elasticsearch, exposure…), the API and crawler
-// workloads, the maintenance Jobs, what the operand worker reads and does in Elasticsearch,
+// workloads, the Monocle's place in the fleet rollout (decideRollout, rolloutphase.go), the
+// maintenance Jobs, what the operand worker reads and does in Elasticsearch,
 // and the status.
 //
 // A Monocle that is gone or being deleted needs nothing: owner references let the garbage
@@ -63,8 +65,10 @@ func (c *Controller) syncHandler(ctx context.Context, key cache.ObjectName) erro
 	st.adoption = adopted
 	st.cluster = c.resolveElasticsearch(ctx, st)
 	st.hibernation = c.planHibernation(st)
+	c.planRollout(st)
 	found := c.ensureFoundation(ctx, st)
 	work := c.ensureWorkloads(ctx, st, found)
+	c.decideRollout(st, found)
 	c.ensureJobs(ctx, st, found, work)
 	c.readOperand(ctx, st, found, work)
 
@@ -108,6 +112,7 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	m, errs := st.m, st.errs
 	p := classify(errs)
 	if statusHeld(st) {
+		c.releaseAdmission(st, false)
 		return nil
 	}
 	if p.transientOnly() {
@@ -120,6 +125,7 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 	}
 	was := m.Status
 	wrote, err := c.updateMonocleStatus(ctx, st, p)
+	c.releaseAdmission(st, wrote)
 	if wrote {
 		c.recordStatusEvents(m, was, st)
 	}
@@ -133,6 +139,14 @@ func (c *Controller) finishSync(ctx context.Context, st *syncState) error {
 		errs = append(errs, err)
 	}
 	return utilerrors.NewAggregate(errs)
+}
+
+// releaseAdmission drops the fleet's reservation of the wave this sync admitted the Monocle
+// to, unless the status write that records the admission went through (wrote).
+func (c *Controller) releaseAdmission(st *syncState, wrote bool) {
+	if st.rolloutAdmitted && !wrote {
+		c.fleet.release(cache.MetaObjectToName(st.m))
+	}
 }
 
 // syncPaused only reports: a paused Monocle's objects are left as they are, for manual

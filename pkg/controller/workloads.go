@@ -60,6 +60,8 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	st.setCondition(w.upgrade.Condition)
 	w.holds = day2.PlanHolds(st.hibernation, restore, w.upgrade, w.maintenance.StopCrawler)
 	if f.apiSecret == nil || !f.configReady() || !f.proxyReady(st) {
+		st.rollout.unknown("Deployment " + resources.APIName(m))
+		st.rollout.unknown("Deployment " + resources.CrawlerName(m))
 		return w
 	}
 	in := resources.Inputs{ConfigHash: f.configHash, SecretHash: resources.SecretHash(f.apiSecret.Data, f.secrets.hash),
@@ -70,9 +72,13 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 	st.run(ctx,
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.api {
+				st.rollout.unknown("Deployment " + resources.APIName(m))
 				return nil, nil
 			}
 			desired := resources.NewAPIDeployment(m, in)
+			if st.rollout.holdsDeployment(st.api, desired) {
+				return nil, nil
+			}
 			if c.apiWaits(st, desired) {
 				return func(st *syncState) { st.apiWaits = true }, nil
 			}
@@ -81,9 +87,13 @@ func (c *Controller) ensureWorkloads(ctx context.Context, st *syncState, f found
 		},
 		func(ctx context.Context) (func(*syncState), []error) {
 			if !f.secrets.crawler {
+				st.rollout.unknown("Deployment " + resources.CrawlerName(m))
 				return nil, nil
 			}
 			desired := resources.NewCrawlerDeployment(m, in)
+			if st.rollout.holdsDeployment(st.crawler, desired) {
+				return nil, nil
+			}
 			if !st.cluster.target.Bundled() && waitsForElasticsearch(st.cluster.ready, st.crawler, desired) {
 				// The crawler writes through the API, which waits; it must not crawl for a
 				// cluster another Monocle uses either.

@@ -136,6 +136,28 @@ const (
 	VolumeExpansionRequested = "VolumeExpansionRequested"
 )
 
+// Reasons of the RolloutHeld condition and of the fleet rollout's events
+// (controller/rolloutphase.go, docs/fleet-rollouts.md).
+const (
+	// WaitingForWave: the operator's new templates would restart the Monocle's pods, and it
+	// waits for its wave of the fleet rollout; its workloads run what they ran (True).
+	WaitingForWave = "WaitingForWave"
+	// RolloutHalted: the fleet rollout is halted by a Monocle that was not Ready again within
+	// the deadline; this one waits, untouched, for a resume (True).
+	RolloutHalted = "RolloutHalted"
+	// RolloutFailed: this Monocle was not Ready again within the deadline of its wave; the
+	// operator leaves its workloads as they are, for undo (True). Also a Warning event when
+	// the roll fails.
+	RolloutFailed = "RolloutFailed"
+	// RolloutStarted: an event, when a wave of the fleet rollout reaches the Monocle.
+	RolloutStarted = "RolloutStarted"
+	// RolloutSucceeded: an event, when the Monocle has been Ready for the soak time after
+	// its wave's roll.
+	RolloutSucceeded = "RolloutSucceeded"
+	// RolloutResumed: an event, when the rollout-resume annotation resumes a failed roll.
+	RolloutResumed = "RolloutResumed"
+)
+
 // Reasons of the Paused condition.
 const (
 	// Paused: the Monocle carries the paused annotation; the operator leaves its objects

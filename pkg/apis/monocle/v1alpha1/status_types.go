@@ -97,6 +97,11 @@ type MonocleStatus struct {
 	// Hibernation reports a hibernation (spec.hibernate) and the waking after it.
 	// +optional
 	Hibernation *HibernationStatus `json:"hibernation,omitempty"`
+
+	// Rollout reports the last roll of the workloads to the operator's templates and where
+	// the Monocle stands in the fleet rollout (docs/fleet-rollouts.md).
+	// +optional
+	Rollout *RolloutStatus `json:"rollout,omitempty"`
 }
 
 // UpgradeStatus is a Monocle version upgrade: a change of the API's image.
