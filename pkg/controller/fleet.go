@@ -144,13 +144,20 @@ func (f *Fleet) run(ctx context.Context) {
 	f.mu.Unlock()
 	ticker := time.NewTicker(fleetTick)
 	defer ticker.Stop()
+	halted := false
 	for {
 		f.mu.Lock()
 		plan := f.plan(time.Now())
 		sources := slices.Clone(f.sources)
 		f.mu.Unlock()
 		recordRolloutMetrics(plan)
-		for _, key := range plan.Next {
+		wake := plan.Next
+		if plan.Halted != halted {
+			// The waiting Monocles' RolloutHeld tells the halt, and its end.
+			halted = plan.Halted
+			wake = plan.Pending
+		}
+		for _, key := range wake {
 			for _, src := range sources {
 				if _, err := src.lister.Monocles(key.Namespace).Get(key.Name); err == nil {
 					src.enqueue(key)

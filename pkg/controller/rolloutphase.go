@@ -219,11 +219,18 @@ func (c *Controller) decideRollout(st *syncState, f foundation) {
 		}
 		wave, ok, plan := c.fleet.admit(key, started, st.now)
 		if !ok {
-			reason := reasons.WaitingForWave
-			if plan.Halted {
-				reason = reasons.RolloutHalted
+			// The message changes only with the wave expected, not with the fleet's progress:
+			// each change of it is a status write per waiting Monocle.
+			reason, why := reasons.WaitingForWave, "the Monocle waits for its wave of the fleet rollout"
+			if w, ok := plan.Expected[key]; ok {
+				why = fmt.Sprintf("the Monocle waits for wave %d of the fleet rollout", w)
 			}
-			held(reason, fmt.Sprintf("The templates of %s would restart %s; %s", c.fleet.revision, changeList(g), plan.Waiting))
+			if plan.Halted {
+				reason, why = reasons.RolloutHalted, plan.Waiting
+			} else if plan.Wave == 0 && len(plan.Next) == 0 {
+				why = plan.Waiting
+			}
+			held(reason, fmt.Sprintf("The templates of %s would restart %s; %s (`kubectl monocle rollout status` shows the fleet)", c.fleet.revision, changeList(g), why))
 			break
 		}
 		r = started

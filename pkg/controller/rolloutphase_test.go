@@ -61,7 +61,7 @@ func TestRolloutHoldsTheOperatorsChangeUntilTheWave(t *testing.T) {
 	}
 	held := condition(t, got, monoclev1alpha1.ConditionRolloutHeld)
 	if held.Status != metav1.ConditionTrue || held.Reason != reasons.WaitingForWave ||
-		!strings.Contains(held.Message, "Deployment test-api") || !strings.Contains(held.Message, "wave 1") {
+		!strings.Contains(held.Message, "Deployment test-api") || !strings.Contains(held.Message, "waits for wave 2") {
 		t.Errorf("RolloutHeld: %+v", held)
 	}
 	if got.Status.Rollout.Revision != "v0.0.9" {

@@ -184,6 +184,11 @@ type Plan struct {
 	// the current wave, or the next wave once the current one is done.
 	Next     []cache.ObjectName
 	NextWave int32
+	// Pending are the Monocles waiting for their wave, in the order the waves take them;
+	// Expected is the wave each is to be in as the fleet stands: the rest of the current
+	// wave, then waves of WaveSize, none of two classes.
+	Pending  []cache.ObjectName
+	Expected map[cache.ObjectName]int32
 	// Counts are the Monocles in each State.
 	Counts map[State]int
 	// Waiting says what the pending Monocles wait for, for their RolloutHeld condition.
@@ -199,7 +204,7 @@ type Plan struct {
 // never Monocles of two classes. A wave not yet full (its members are admitted one sync at
 // a time) takes more Monocles of its class while it has room. A failed roll halts it all.
 func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
-	plan := Plan{Revision: revision, Counts: map[State]int{}}
+	plan := Plan{Revision: revision, Counts: map[State]int{}, Expected: map[cache.ObjectName]int32{}}
 	var pending []Member
 	var inFlight []Member
 	waveMembers := map[int32][]Member{}
@@ -228,6 +233,16 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 	slices.SortFunc(pending, func(a, b Member) int {
 		return cmp.Or(cmp.Compare(a.Class, b.Class), compareBool(b.Ready, a.Ready), compareKeys(a.Key, b.Key))
 	})
+	if p.Strategy == AllAtOnce {
+		// One wave: no class waits for another.
+		for i := range pending {
+			pending[i].Class = Normal
+		}
+		for i := range waveMembers[plan.Wave] {
+			waveMembers[plan.Wave][i].Class = Normal
+		}
+	}
+	p.expect(&plan, pending, waveMembers[plan.Wave])
 	if len(plan.Failed) > 0 {
 		plan.Halted = true
 		plan.Waiting = fmt.Sprintf("the rollout of %s is halted: %s not Ready again within %s; `kubectl monocle rollout resume` goes on once it is fixed",
@@ -272,6 +287,24 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 	}
 	plan.Waiting = fmt.Sprintf("wave %d of the rollout of %s starts with %s", plan.NextWave, revision, keyList(plan.Next))
 	return plan
+}
+
+// expect fills plan.Pending and plan.Expected from pending, in order, and current, the
+// members of the current wave.
+func (p Policy) expect(plan *Plan, pending, current []Member) {
+	wave, room, class := plan.Wave, 0, Normal
+	if wave > 0 && len(current) > 0 {
+		room, class = p.WaveSize(wave)-len(current), current[0].Class
+	}
+	for _, m := range pending {
+		if room <= 0 || m.Class != class {
+			wave++
+			room, class = p.WaveSize(wave), m.Class
+		}
+		plan.Pending = append(plan.Pending, m.Key)
+		plan.Expected[m.Key] = wave
+		room--
+	}
 }
 
 // Admits reports whether key may start its roll now.

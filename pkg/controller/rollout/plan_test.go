@@ -128,6 +128,9 @@ func TestPlanOrder(t *testing.T) {
 	if names(plan.Next) != "c" {
 		t.Fatalf("the default canary: %q, want the first Ready unmarked Monocle, c", names(plan.Next))
 	}
+	if names(plan.Pending) != "c,a,b" || plan.Expected[key("c")] != 1 || plan.Expected[key("a")] != 2 || plan.Expected[key("b")] != 3 {
+		t.Errorf("expected waves: %q %v, want c in 1, a in 2, b in 3", names(plan.Pending), plan.Expected)
+	}
 	fleet[2] = inWave("c", 1, monoclev1alpha1.RolloutRolled, t0)
 	plan = policy.NewPlan(rev, fleet, t0.Add(time.Hour))
 	if names(plan.Next) != "a" {
@@ -174,8 +177,9 @@ func TestPlanAllAtOnce(t *testing.T) {
 	for i := range 40 {
 		fleet = append(fleet, pending(fmt.Sprintf("m%02d", i)))
 	}
-	if plan := all.NewPlan(rev, fleet, t0); len(plan.Next) != 40 {
-		t.Errorf("all at once admits %d of 40", len(plan.Next))
+	fleet[3].Class, fleet[7].Class = Canary, Last
+	if plan := all.NewPlan(rev, fleet, t0); len(plan.Next) != 40 || plan.NextWave != 1 {
+		t.Errorf("all at once admits %d of 40 in wave %d, want all in one", len(plan.Next), plan.NextWave)
 	}
 }
 
