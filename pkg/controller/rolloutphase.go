@@ -44,7 +44,8 @@ import (
 // the admission recorded, so that no later leader admits more than the wave holds. Each
 // status write judges a Rolling roll (rollout.Policy.Judge): Rolled once the Monocle has been
 // Ready for the soak time, Failed past the deadline. A Failed roll closes the gate, for undo,
-// until RolloutResumeAnnotation takes a new value or the owner changes the Monocle.
+// until RolloutResumeAnnotation takes a new value or the owner changes the Monocle; either
+// writes the templates again, and the fleet waits for the Monocle again as for its wave.
 
 // rolloutGate is what the rollout phase decided before the foundation: whether the
 // workloads may be written with this release's templates, and, when they may not, what the
@@ -188,6 +189,12 @@ func (c *Controller) decideRollout(st *syncState, f foundation) {
 		if inputs != "" {
 			r.Inputs = inputs
 		}
+	case r.Phase == monoclev1alpha1.RolloutFailed && r.Revision == c.fleet.revision && ownerChanged(m, m.Status.Rollout, inputs):
+		// The owner's change of a Monocle whose roll failed is theirs, written at once, and
+		// may be the fix: the fleet waits for the Monocle again as for its wave, and goes on
+		// if it is Ready within the deadline.
+		r.Inputs, r.Phase, r.StartTime, r.CompletionTime = inputs, monoclev1alpha1.RolloutRolling, &now, nil
+		r.Message = fmt.Sprintf("The owner's change is rolled out at once with the templates of %s; the fleet waits for this Monocle again", c.fleet.revision)
 	case ownerChanged(m, m.Status.Rollout, inputs):
 		if st.observed.elastic == nil && st.observed.api == nil && st.observed.crawler == nil {
 			rolled(monoclev1alpha1.RolloutCauseCreated, fmt.Sprintf("Created with the templates of %s", c.fleet.revision))

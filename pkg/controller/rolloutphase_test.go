@@ -177,6 +177,14 @@ func TestRolloutFailedIsLeftForUndo(t *testing.T) {
 		t.Errorf("status.rollout after a resume: %+v", r)
 	}
 	expectEvent(t, f, reasons.RolloutResumed)
+
+	// The owner's change of the failed Monocle: written at once, and judged again.
+	delete(m.Annotations, monoclev1alpha1.RolloutResumeAnnotation)
+	m.Generation++
+	_, _, got = resync(t, m, objects)
+	if r := got.Status.Rollout; r.Phase != monoclev1alpha1.RolloutRolling || r.Wave != 1 || !r.ReadyBefore || r.StartTime.Before(&start) {
+		t.Errorf("status.rollout after the owner changed the failed Monocle: %+v", r)
+	}
 }
 
 // expectEvent fails unless f's recorder holds an event of reason.
