@@ -201,8 +201,9 @@ type Plan struct {
 // Ready again, and for the soak time (Judge). The next wave then takes the Monocles
 // waiting, in order (canaries, then the others, then those marked last; within each, Ready
 // ones before the others, then by namespace and name), as many as WaveSize allows, and
-// never Monocles of two classes. A wave not yet full (its members are admitted one sync at
-// a time) takes more Monocles of its class while it has room. A failed roll halts it all.
+// never Monocles of two classes. A wave under way and not yet full (its members are admitted
+// one sync at a time) takes more Monocles of its class while it has room. A failed roll
+// halts it all.
 func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 	plan := Plan{Revision: revision, Counts: map[State]int{}, Expected: map[cache.ObjectName]int32{}}
 	var pending []Member
@@ -242,7 +243,12 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 			waveMembers[plan.Wave][i].Class = Normal
 		}
 	}
-	p.expect(&plan, pending, waveMembers[plan.Wave])
+	current := waveMembers[plan.Wave]
+	open := slices.ContainsFunc(current, func(m Member) bool { return m.Rollout.Phase == monoclev1alpha1.RolloutRolling })
+	if !open {
+		current = nil
+	}
+	p.expect(&plan, pending, current)
 	if len(plan.Failed) > 0 {
 		plan.Halted = true
 		plan.Waiting = fmt.Sprintf("the rollout of %s is halted: %s not Ready again within %s; `kubectl monocle rollout resume` goes on once it is fixed",
@@ -252,9 +258,10 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 	if len(pending) == 0 {
 		return plan
 	}
-	current := waveMembers[plan.Wave]
-	if room := p.WaveSize(plan.Wave) - len(current); plan.Wave > 0 && room > 0 {
-		// The current wave has room for more of its class.
+	if room := p.WaveSize(plan.Wave) - len(current); open && room > 0 {
+		// The current wave, under way, has room for more of its class: its members are
+		// admitted one sync at a time. Once it is done, a Monocle that never came to take
+		// its place (its syncs fail before the rollout phase) waits for the next wave.
 		class := current[0].Class
 		for _, m := range pending {
 			if m.Class != class || len(plan.Next) == room {
@@ -290,7 +297,7 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 }
 
 // expect fills plan.Pending and plan.Expected from pending, in order, and current, the
-// members of the current wave.
+// members of the current wave while it is under way (nil once it is done).
 func (p Policy) expect(plan *Plan, pending, current []Member) {
 	wave, room, class := plan.Wave, 0, Normal
 	if wave > 0 && len(current) > 0 {
