@@ -41,6 +41,7 @@ import (
 	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/pkg/controller/operand"
 	"github.com/change-metrics/monocle-operator/pkg/controller/owned"
+	"github.com/change-metrics/monocle-operator/pkg/controller/rollout"
 	clientset "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned"
 	monoclescheme "github.com/change-metrics/monocle-operator/pkg/generated/clientset/versioned/scheme"
 	monocleinformers "github.com/change-metrics/monocle-operator/pkg/generated/informers/externalversions/monocle/v1alpha1"
@@ -202,7 +203,7 @@ type Options struct {
 	// Fleet rolls a change of the workloads' templates that this release makes of its own
 	// accord out across the Monocles, in waves (NewFleet): the same Fleet for every
 	// Controller of the process. nil gives the controller one of its own, with
-	// DefaultRolloutPolicy.
+	// rollout.DefaultPolicy.
 	Fleet *Fleet
 }
 
@@ -249,7 +250,7 @@ func NewController(ctx context.Context, kubeclientset KubeClient, monocleclients
 	c.fleet = o.Fleet
 	if c.fleet == nil {
 		var err error
-		if c.fleet, err = NewFleet(DefaultRolloutPolicy, ""); err != nil {
+		if c.fleet, err = NewFleet(rollout.DefaultPolicy, ""); err != nil {
 			return nil, err
 		}
 	}

@@ -60,11 +60,6 @@ func NewFleet(policy rollout.Policy, revision string) (*Fleet, error) {
 	return &Fleet{policy: policy, revision: cmp.Or(revision, version.Version), reserved: map[cache.ObjectName]monoclev1alpha1.RolloutStatus{}}, nil
 }
 
-// DefaultRolloutPolicy is the rollout the flags --rollout-* give by default: waves of up to
-// 16 Monocles, each Ready for 2 minutes before the next, 15 minutes for each to be Ready
-// again.
-var DefaultRolloutPolicy = rollout.Policy{Strategy: rollout.Waves, MaxWave: 16, Soak: 2 * time.Minute, Deadline: 15 * time.Minute}
-
 // add makes the Monocles of lister part of the fleet; enqueue syncs one of them.
 // until synced reports that its cache has synced.
 func (f *Fleet) add(lister listers.MonocleLister, enqueue func(cache.ObjectName), synced cache.InformerSynced) {

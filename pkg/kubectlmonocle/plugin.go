@@ -26,7 +26,8 @@ const FieldManager = "kubectl-monocle"
 
 // Plugin runs the verbs against one namespace of one cluster.
 type Plugin struct {
-	// Monocles reads and writes Monocles; Kube reads ConfigMaps and pods.
+	// Monocles reads and writes Monocles; Kube reads ConfigMaps and pods, and reads and
+	// rolls back the workloads (rollout undo).
 	Monocles versioned.Interface
 	Kube     kubernetes.Interface
 	// Namespace is the namespace of the Monocles named.
@@ -99,8 +100,11 @@ func NewCommand(streams genericiooptions.IOStreams, connect Connect) *cobra.Comm
 	return root
 }
 
+// runner wraps a verb into a cobra RunE that connects to the cluster first.
+type runner = func(verb func(ctx context.Context, p *Plugin, args []string) error) func(*cobra.Command, []string) error
+
 // verbs are the subcommands, each wrapped by run.
-func verbs(run func(func(context.Context, *Plugin, []string) error) func(*cobra.Command, []string) error) []*cobra.Command {
+func verbs(run runner) []*cobra.Command {
 	var crawler, since, from, into string
 	var follow bool
 	recrawl := &cobra.Command{
@@ -159,6 +163,7 @@ func verbs(run func(func(context.Context, *Plugin, []string) error) func(*cobra.
 			RunE: run(func(ctx context.Context, p *Plugin, a []string) error { return p.DeleteIndex(ctx, a[0], a[1]) }),
 		},
 		logs,
+		rolloutCommand(run),
 	}
 }
 

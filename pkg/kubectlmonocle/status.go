@@ -156,10 +156,16 @@ func FormatStatus(out io.Writer, m *monoclev1alpha1.Monocle, now time.Time) erro
 			fmt.Fprintf(w, "  %s\t%s\t%d docs\t%s\n", u.Workspace, u.Index, u.Docs, quantity(u.Size))
 		}
 	}
+	return flushTrimmed(out, w, &buf)
+}
+
+// flushTrimmed flushes w, which writes into buf, and copies buf to out without the spaces
+// that end its lines: a row whose last cells are empty ends in the padding of the cells
+// before them.
+func flushTrimmed(out io.Writer, w *tabwriter.Writer, buf *bytes.Buffer) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	// A row whose last cells are empty ends in the padding of the cells before them.
 	lines := strings.Split(buf.String(), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")

@@ -48,6 +48,11 @@ type Policy struct {
 	Deadline time.Duration
 }
 
+// DefaultPolicy is the rollout the operator's flags --rollout-* give by default: waves of up
+// to 16 Monocles, each Ready for 2 minutes before the next, 15 minutes for each to be Ready
+// again.
+var DefaultPolicy = Policy{Strategy: Waves, MaxWave: 16, Soak: 2 * time.Minute, Deadline: 15 * time.Minute}
+
 // Validate returns an error naming the first field out of range.
 func (p Policy) Validate() error {
 	switch {
@@ -280,8 +285,13 @@ func (p Policy) NewPlan(revision string, members []Member, now time.Time) Plan {
 		for i, m := range inFlight {
 			keys[i] = m.Key
 		}
-		plan.Waiting = fmt.Sprintf("wave %d of the rollout of %s is under way: the next wave starts once %s %s Ready for %s",
-			plan.Wave, revision, keyList(keys), isAre(len(keys)), p.Soak)
+		if plan.Wave == 0 {
+			plan.Waiting = fmt.Sprintf("a roll of an earlier revision is under way: the first wave of the rollout of %s starts once %s %s Ready for %s",
+				revision, keyList(keys), isAre(len(keys)), p.Soak)
+		} else {
+			plan.Waiting = fmt.Sprintf("wave %d of the rollout of %s is under way: the next wave starts once %s %s Ready for %s",
+				plan.Wave, revision, keyList(keys), isAre(len(keys)), p.Soak)
+		}
 		return plan
 	}
 	plan.NextWave = plan.Wave + 1
