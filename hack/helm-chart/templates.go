@@ -122,6 +122,10 @@ tolerations:
 - --kube-api-qps={{ .Values.kubeAPIQPS }}
 - --kube-api-burst={{ .Values.kubeAPIBurst }}
 - --cross-namespace-references={{ .Values.crossNamespaceReferences }}
+- --rollout-strategy={{ .Values.rollout.strategy }}
+- --rollout-max-wave={{ .Values.rollout.maxWave }}
+- --rollout-soak={{ .Values.rollout.soak }}
+- --rollout-deadline={{ .Values.rollout.deadline }}
 - --leader-elect={{ .Values.leaderElection.enabled }}
 - --leader-election-id=` + fullname + `
 - --leader-election-lease-duration={{ .Values.leaderElection.leaseDuration }}

@@ -292,7 +292,8 @@ func (c *Controller) recordRolloutTransition(m *monoclev1alpha1.Monocle, was, is
 	switch {
 	case is.Phase == monoclev1alpha1.RolloutFailed:
 		c.recorder.Event(m, corev1.EventTypeWarning, reasons.RolloutFailed, is.Message)
-	case is.Phase == monoclev1alpha1.RolloutRolled && was != nil && was.Phase == monoclev1alpha1.RolloutRolling:
+	case is.Phase == monoclev1alpha1.RolloutRolled && was != nil && was.Phase == monoclev1alpha1.RolloutRolling && was.Revision == is.Revision &&
+		is.Cause == monoclev1alpha1.RolloutCauseWave:
 		c.recorder.Event(m, corev1.EventTypeNormal, reasons.RolloutSucceeded, is.Message)
 	}
 }

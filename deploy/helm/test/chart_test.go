@@ -87,8 +87,8 @@ func TestLint(t *testing.T) {
 
 // TestTemplate renders the chart and checks what it makes against deploy/: the operator's
 // ClusterRole has deploy/02-rbac.yaml's rules, the Deployment runs the appVersion image with
-// the flags the values set, and watched namespaces get RoleBindings instead of a
-// ClusterRoleBinding.
+// the flags the values set (the rollout's among them), and watched namespaces get RoleBindings
+// instead of a ClusterRoleBinding.
 func TestTemplate(t *testing.T) {
 	kinds := func(objs []map[string]any) map[string]int {
 		out := map[string]int{}
@@ -124,7 +124,8 @@ func TestTemplate(t *testing.T) {
 	}
 	args := strings.Join(toStrings(container["args"].([]any)), " ")
 	for _, a := range []string{"--http-address=:8080", "--workers=4", "--leader-elect=true", "--leader-election-id=monocle-operator",
-		"--cross-namespace-references=true"} {
+		"--cross-namespace-references=true", "--rollout-strategy=waves", "--rollout-max-wave=16", "--rollout-soak=2m",
+		"--rollout-deadline=15m"} {
 		if !strings.Contains(args, a) {
 			t.Errorf("args %s lack %s", args, a)
 		}
@@ -216,6 +217,15 @@ func TestTemplate(t *testing.T) {
 	c := find(t, namespaced, "Deployment")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
 	if !strings.Contains(strings.Join(toStrings(c["args"].([]any)), " "), "--namespaces=team-a,team-b") {
 		t.Errorf("watched namespaces: args %v", c["args"])
+	}
+
+	// The rollout values reach the flags.
+	allAtOnce := objects(t, render(t, map[string]any{"rollout": map[string]any{"strategy": "all-at-once", "maxWave": 4, "soak": "0s", "deadline": "30m"}}))
+	c = find(t, allAtOnce, "Deployment")["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)
+	for _, a := range []string{"--rollout-strategy=all-at-once", "--rollout-max-wave=4", "--rollout-soak=0s", "--rollout-deadline=30m"} {
+		if !strings.Contains(strings.Join(toStrings(c["args"].([]any)), " "), a) {
+			t.Errorf("rollout values: args %v lack %s", c["args"], a)
+		}
 	}
 
 	// The CRD is deploy's.
