@@ -92,7 +92,8 @@ func (f *Fleet) appendMembers(members []rollout.Member, lister listers.MonocleLi
 	for _, m := range monocles {
 		mem := rollout.MemberOf(m)
 		if r, ok := f.reserved[mem.Key]; ok {
-			if mem.Rollout.Revision == r.Revision && mem.Rollout.StartTime != nil && !mem.Rollout.StartTime.Before(r.StartTime) {
+			// The API server keeps times to the second.
+			if mem.Rollout.Revision == r.Revision && mem.Rollout.StartTime != nil && !mem.Rollout.StartTime.Time.Before(r.StartTime.Truncate(time.Second)) {
 				delete(f.reserved, mem.Key)
 			} else {
 				mem.Rollout = r

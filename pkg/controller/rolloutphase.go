@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -168,7 +169,8 @@ func ownerChanged(m *monoclev1alpha1.Monocle, was *monoclev1alpha1.RolloutStatus
 // change would change to its wave of the fleet rollout, and sets RolloutHeld (see the rule
 // above).
 func (c *Controller) decideRollout(st *syncState, f foundation) {
-	m, g, now := st.m, st.rollout, metav1.NewTime(st.now)
+	// The times recorded are to the second, as the API server keeps them.
+	m, g, now := st.m, st.rollout, metav1.NewTime(st.now.Truncate(time.Second))
 	key := cache.MetaObjectToName(m)
 	inputs := rolloutInputs(st, f)
 	var r monoclev1alpha1.RolloutStatus

@@ -59,17 +59,21 @@ type upgradeState struct {
 	keys      map[string]string
 	users     map[string]string // the bundled node's users Secret, once made
 	templates map[string]corev1.PodTemplateSpec
-	pods      map[string][]string        // workload → its pods' UIDs
-	revisions map[string]map[string]bool // workload → its ReplicaSets or ControllerRevisions
+	// generations are the workloads' metadata.generation, which every write of their spec
+	// moves.
+	generations map[string]int64
+	pods        map[string][]string        // workload → its pods' UIDs
+	revisions   map[string]map[string]bool // workload → its ReplicaSets or ControllerRevisions
 }
 
 // takeUpgradeState reads the state of Monocle name of ns: its data PVC (none on a cluster of
-// its own), keys, workloads' templates, pods and revisions.
+// its own), keys, workloads' templates and generations, pods and revisions.
 func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 	t.Helper()
 	ctx := context.Background()
 	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	s := upgradeState{keys: map[string]string{}, templates: map[string]corev1.PodTemplateSpec{}, pods: map[string][]string{}, revisions: map[string]map[string]bool{}}
+	s := upgradeState{keys: map[string]string{}, templates: map[string]corev1.PodTemplateSpec{}, generations: map[string]int64{},
+		pods: map[string][]string{}, revisions: map[string]map[string]bool{}}
 	pvc, err := env.Kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, resources.ElasticPVCName(m, resources.ElasticDataVolume), metav1.GetOptions{})
 	switch {
 	case err == nil:
@@ -92,8 +96,8 @@ func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 	} else if !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
-	record := func(workload string, template corev1.PodTemplateSpec, selector map[string]string, revisions []string) {
-		s.templates[workload] = template
+	record := func(workload string, generation int64, template corev1.PodTemplateSpec, selector map[string]string, revisions []string) {
+		s.templates[workload], s.generations[workload] = template, generation
 		pods, err := env.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(selector).String()})
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +124,7 @@ func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 		for _, rs := range rss.Items {
 			names = append(names, rs.Name)
 		}
-		record(d, dep.Spec.Template, dep.Spec.Selector.MatchLabels, names)
+		record(d, dep.Generation, dep.Spec.Template, dep.Spec.Selector.MatchLabels, names)
 	}
 	sts, err := env.Kube.AppsV1().StatefulSets(ns).Get(ctx, resources.ElasticName(m), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -136,7 +140,7 @@ func takeUpgradeState(t *testing.T, ns, name string) upgradeState {
 	for _, r := range revs.Items {
 		names = append(names, r.Name)
 	}
-	record(sts.Name, sts.Spec.Template, sts.Spec.Selector.MatchLabels, names)
+	record(sts.Name, sts.Generation, sts.Spec.Template, sts.Spec.Selector.MatchLabels, names)
 	return s
 }
 
@@ -243,27 +247,10 @@ func (w *readyWatch) end() {
 // manifests are applied again and its operator reads and serves every Monocle this one wrote.
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	testkit.NeedCluster(t, env != nil)
-	uninstall(t, "-f", "deploy/")
-	prev, err := testkit.BuildPreviousRelease(context.Background(), env.Root, t.TempDir())
-	if errors.Is(err, testkit.ErrNoHistory) {
-		t.Skip(err)
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	// The previous release, and the Monocles it makes.
+	prev, kubeconfig, old := runPreviousRelease(t, "previous")
 	restarts := changelogRestarts(t, prev.Version)
 	t.Logf("the changelog's upgrade from %s restarts %v", prev.Version, slices.Sorted(maps.Keys(restarts)))
-	eckCRD, err := env.InstallECK(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--ignore-not-found", "-f", eckCRD) })
-
-	// The previous release, and the Monocles it makes.
-	env.Kubectl.Must(t, "apply", "-f", prev.Manifests)
-	env.Kubectl.MustWaitEstablished(t, crdName)
-	kubeconfig := serviceAccountKubeconfig(t)
-	old := startReplicaOf(t, prev.Bin, "previous", kubeconfig, deploymentArgs(t), env.Elastic.Flag())
-	waitLeader(t, time.Minute, old)
 	ns := upgradeNamespace
 	testkit.MustCreateNamespace(t, env.Kube, ns)
 	if err := env.CreateECK(context.Background(), ns, "Ready", "green"); err != nil {
@@ -289,14 +276,10 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 		before[n] = takeUpgradeState(t, ns, n)
 	}
 	ready := watchReady(t, ns)
-	old.stop()
 
-	// The upgrade.
-	env.Kubectl.Must(t, "apply", "-f", "deploy/")
-	env.Kubectl.MustWaitEstablished(t, crdName)
-	upgraded := time.Now()
-	current := startReplica(t, "current", kubeconfig, deploymentArgs(t))
-	waitLeader(t, time.Minute, current)
+	// The upgrade: this operator rolls its templates out in waves of one Monocle, then two,
+	// then the last; the hibernated one, whose pods it does not restart, at once.
+	current, upgraded := upgradeOperator(t, old, kubeconfig, "current", upgradeRolloutFlags...)
 	for _, n := range names {
 		waitUpgraded(t, current, ns, n)
 		if slices.Contains(bundledUpgradeMonocles, n) {
@@ -420,7 +403,7 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	for _, n := range bundledUpgradeMonocles {
 		env.Elastic.SecureBundled(ns, n)
 	}
-	again := startReplica(t, "again", kubeconfig, deploymentArgs(t))
+	again := startReplica(t, "again", kubeconfig, deploymentArgs(t), upgradeRolloutFlags...)
 	waitLeader(t, time.Minute, again)
 	for _, n := range names {
 		waitUpgraded(t, again, ns, n)
@@ -430,6 +413,82 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	}
 	again.stop()
 	uninstall(t, "-f", "deploy/")
+}
+
+// upgradeRolloutFlags are the fleet rollout's flags of this release's operator in
+// TestUpgradeFromPreviousRelease: its waves as by default, with a soak and a deadline that
+// fit a test.
+var upgradeRolloutFlags = []string{"--rollout-soak=2s", "--rollout-deadline=3m"}
+
+// previousBuild is the previous release, built once for every test that upgrades from it.
+var previousBuild struct {
+	once    sync.Once
+	release testkit.PreviousRelease
+	err     error
+}
+
+// runPreviousRelease runs the previous release as a user installs it, on a cluster cleared
+// of deploy/: it builds the release (once per run of the suite, in the work directory),
+// installs ECK's CRD (deleted when the test ends), applies the release's manifests and
+// starts its operator as name, with the installed Deployment's arguments and the
+// ServiceAccount's kubeconfig, reading env.Elastic. It returns the release, that kubeconfig
+// and the operator once it leads. It skips the test in a clone without the release's commit.
+func runPreviousRelease(t *testing.T, name string) (testkit.PreviousRelease, string, *replica) {
+	t.Helper()
+	uninstall(t, "-f", "deploy/")
+	previousBuild.once.Do(func() {
+		dir := filepath.Join(env.WorkDir, "previous-release")
+		if previousBuild.err = os.MkdirAll(dir, 0o755); previousBuild.err == nil {
+			previousBuild.release, previousBuild.err = testkit.BuildPreviousRelease(context.Background(), env.Root, dir)
+		}
+	})
+	prev := previousBuild.release
+	if err := previousBuild.err; errors.Is(err, testkit.ErrNoHistory) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	eckCRD, err := env.InstallECK(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = env.Kubectl.Run(context.Background(), "delete", "--ignore-not-found", "-f", eckCRD) })
+	env.Kubectl.Must(t, "apply", "-f", prev.Manifests)
+	env.Kubectl.MustWaitEstablished(t, crdName)
+	kubeconfig := serviceAccountKubeconfig(t)
+	old := startReplicaOf(t, prev.Bin, name, kubeconfig, deploymentArgs(t), env.Elastic.Flag())
+	waitLeader(t, time.Minute, old)
+	return prev, kubeconfig, old
+}
+
+// upgradeOperator upgrades from the previous release's operator old as a user does: it
+// stops old, applies deploy/ and starts this release's operator as name, with kubeconfig
+// and extra flags. It returns that operator once it leads, and when deploy/ was applied.
+func upgradeOperator(t *testing.T, old *replica, kubeconfig, name string, extra ...string) (*replica, time.Time) {
+	t.Helper()
+	old.stop()
+	upgraded := time.Now()
+	env.Kubectl.Must(t, "apply", "-f", "deploy/")
+	env.Kubectl.MustWaitEstablished(t, crdName)
+	current := startReplica(t, name, kubeconfig, deploymentArgs(t), extra...)
+	waitLeader(t, time.Minute, current)
+	return current, upgraded
+}
+
+// operatorRevision is the release env.OperatorBin reports, the revision its fleet rollout
+// records in each Monocle's status.rollout.
+var operatorRevision = sync.OnceValues(func() (string, error) {
+	return testkit.BinaryVersion(context.Background(), env.OperatorBin)
+})
+
+// currentRevision is operatorRevision in a test, which it fails on an error.
+func currentRevision(t *testing.T) string {
+	t.Helper()
+	rev, err := operatorRevision()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rev
 }
 
 // waitServing waits until operator r has synced Monocle name of ns (its monocle_ready series)
@@ -449,15 +508,24 @@ func waitServing(t *testing.T, r *replica, ns, name string) {
 	waitReady(t, ns, name)
 }
 
-// waitUpgraded waits until operator r has synced Monocle name (waitServing), every workload
-// has rolled out its desired pod template with its pods ready, and a bundled node runs with
-// security on (status.elasticsearchCluster.authentication Enabled).
+// waitUpgraded waits until operator r has synced Monocle name (waitServing), its roll to
+// this release is done (status.rollout: the operator's revision, phase Rolled), every
+// workload has rolled out its desired pod template with its pods ready, and a bundled node
+// runs with security on (status.elasticsearchCluster.authentication Enabled).
 func waitUpgraded(t *testing.T, r *replica, ns, name string) {
 	t.Helper()
 	ctx := context.Background()
 	m := &monoclev1alpha1.Monocle{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	rev := currentRevision(t)
 	waitServing(t, r, ns, name)
 	testkit.Eventually(t, 500*time.Millisecond, 3*time.Minute, name+" upgraded and rolled out", func() error {
+		got, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if ro := got.Status.Rollout; ro == nil || ro.Revision != rev || ro.Phase != monoclev1alpha1.RolloutRolled {
+			return fmt.Errorf("status.rollout: %+v, want revision %s, phase Rolled", ro, rev)
+		}
 		for _, d := range []string{resources.APIName(m), resources.CrawlerName(m)} {
 			dep, err := env.Kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 			if err != nil {
@@ -477,10 +545,6 @@ func waitUpgraded(t *testing.T, r *replica, ns, name string) {
 		}
 		if s := sts.Status; s.ObservedGeneration < sts.Generation || s.CurrentRevision != s.UpdateRevision || s.ReadyReplicas != ptr.Deref(sts.Spec.Replicas, 1) {
 			return fmt.Errorf("StatefulSet rolling: %+v", s)
-		}
-		got, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
 		}
 		if c := got.Status.ElasticsearchCluster; c == nil || c.Authentication != monoclev1alpha1.ElasticsearchAuthenticationEnabled {
 			return fmt.Errorf("status.elasticsearchCluster: %+v, want authentication Enabled", c)

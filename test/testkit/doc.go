@@ -21,6 +21,10 @@
 //   - elastic.go, elastic_state.go and elastic_api.go hold FakeElasticsearch, which stands
 //     for every Monocle's Elasticsearch 7.17: cluster health and disk answers per namespace,
 //     and indices, snapshot repositories, snapshots and restores kept per Elasticsearch.
+//   - rollout.go observes a fleet rollout from the pods (PodUIDs, PodRolls: when each
+//     Monocle's new pods were made and Ready; ConcurrentRolls: which rolled at once), makes the
+//     API server refuse pods by a policy (RefusePods), and reads the operator's release
+//     (BinaryVersion).
 //   - wait.go polls until a condition holds (Poll, and Eventually for a test), on
 //     apimachinery's wait package, and holds the small steps every suite takes: NeedCluster,
 //     CreateNamespace (restricted Pod Security).
