@@ -228,6 +228,11 @@ func parallel(ctx context.Context, n, workers int, fn func(i int) error) error {
 // startOperator starts an operator against e with the client setting s plus extra flags, serving
 // /metrics on a free loopback port, electing its leader in leaseNamespace.
 func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (*testkit.Process, error) {
+	return b.startBinary(e, name, b.operatorBin, s, extra...)
+}
+
+// startBinary is startOperator with the operator binary bin, such as the previous release's.
+func (b *bench) startBinary(e *env, name, bin string, s setting, extra ...string) (*testkit.Process, error) {
 	httpAddr, err := testkit.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -242,7 +247,7 @@ func (b *bench) startOperator(e *env, name string, s setting, extra ...string) (
 	}
 	args = append(args, extra...)
 	o, err := testkit.Start(testkit.StartOptions{
-		Name: name, Path: b.operatorBin, Args: args, HTTPAddr: httpAddr, DieWithParent: true,
+		Name: name, Path: bin, Args: args, HTTPAddr: httpAddr, DieWithParent: true,
 		LogPath: filepath.Join(e.Cluster.WorkDir(), "logs", "operator-"+name+".log"),
 	})
 	if err != nil {

@@ -4,7 +4,8 @@
 // process, and prints its figures (docs/benchmarks.md) as a markdown table, each with its
 // target: the size of the stripped operator binary, API writes to converge a Monocle and while
 // idle, time to converge 20 and 200 Monocles, queue latency, memory against unrelated Secrets
-// and ConfigMaps, drift repair, leader hand-over and start-up.
+// and ConfigMaps, drift repair, leader hand-over, start-up, and a fleet rollout from the
+// previous release in waves against all at once.
 //
 // API calls are counted from the audit log by user agent ("monocle-operator"), times from the
 // audit log's stageTimestamp and the bench's own watch, memory from the operator's /metrics
@@ -12,8 +13,8 @@
 // each figure is repeated (-runs) and printed as a median with its spread. Nothing here asserts
 // a timing; `make test` does not run it.
 //
-//	go run ./test/bench            # full run, 9-14 minutes on 2 cores
-//	go run ./test/bench -quick     # fewer repeats, one operator setting, about 5 minutes
+//	go run ./test/bench            # full run, 20-25 minutes on 2 cores (figure 8: 10)
+//	go run ./test/bench -quick     # fewer repeats, one setting at scale, 50 Monocles rolled: about 9 minutes
 //
 // Containers never start under kwok: Ready means kwok reported the pods ready, so the
 // end-to-end figures measure the control plane, not Monocle or Elasticsearch.
@@ -51,6 +52,8 @@ type config struct {
 	small, large int
 	idle         time.Duration
 	drift        int
+	rollout      int
+	rolloutSoak  time.Duration
 	operator     string
 	only         string
 	keep         bool
@@ -66,6 +69,8 @@ type bench struct {
 	defaultQPS  string
 	// defaultWorkers is the operator's default --workers, read from its -h output.
 	defaultWorkers string
+	// defaultMaxWave is the operator's default --rollout-max-wave, read from its -h output.
+	defaultMaxWave string
 	log            io.Writer
 
 	mu        sync.Mutex
@@ -77,7 +82,7 @@ type bench struct {
 
 func main() {
 	var c config
-	flag.BoolVar(&c.quick, "quick", false, "Fewer repeats (2), a 20 s idle window, 10 drift repairs and one setting at scale (about 5 minutes).")
+	flag.BoolVar(&c.quick, "quick", false, "Fewer repeats (2), a 20 s idle window, 10 drift repairs, one setting at scale and 50 Monocles in figure 8 (about 9 minutes).")
 	flag.IntVar(&c.runs, "runs", 0, "Repeats of each repeated figure (default 5, or 2 with -quick).")
 	flag.Float64Var(&c.qps, "kube-api-qps", 0, "--kube-api-qps of the operator for figures 1-6; 0 keeps the operator's default.")
 	flag.IntVar(&c.burst, "kube-api-burst", 0, "--kube-api-burst of the operator, with -kube-api-qps.")
@@ -87,8 +92,10 @@ func main() {
 	flag.IntVar(&c.large, "large", 200, "Monocles in the large batch (figures 3 and 7).")
 	flag.DurationVar(&c.idle, "idle", 0, "Window of figure 2 (default 60s, 20s with -quick).")
 	flag.IntVar(&c.drift, "drift", 0, "Drift repairs per kind in figure 5 (default -small, 10 with -quick).")
+	flag.IntVar(&c.rollout, "rollout", 0, "Monocles in figure 8's fleet rollout (default -large, or 50 with -quick).")
+	flag.DurationVar(&c.rolloutSoak, "rollout-soak", 5*time.Second, "--rollout-soak of the operator in figure 8: how long each Monocle of a wave stays Ready before the next.")
 	flag.StringVar(&c.operator, "operator", "", "Operator binary to measure; empty builds ./cmd/monocle-operator from the working tree.")
-	flag.StringVar(&c.only, "only", "", `Comma-separated figures to run ("1,2,3,4,5,6,7", "sweep"); empty runs them all.`)
+	flag.StringVar(&c.only, "only", "", `Comma-separated figures to run ("1,2,3,4,5,6,7,8", "sweep"); empty runs them all.`)
 	flag.BoolVar(&c.keep, "keep", false, "Keep the work directory (cluster and operator logs, audit logs) after a successful run.")
 	flag.StringVar(&c.out, "o", "", "Also write the report to this file.")
 	flag.Parse()
@@ -100,6 +107,9 @@ func main() {
 	}
 	if c.drift <= 0 {
 		c.drift = map[bool]int{false: c.small, true: 10}[c.quick]
+	}
+	if c.rollout <= 0 {
+		c.rollout = map[bool]int{false: c.large, true: 50}[c.quick]
 	}
 	if c.sweep == "" {
 		c.sweep = "main,100/200,200/400,200/400/4"
@@ -174,6 +184,11 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if b.want("8") {
+		if err := b.rollout(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -209,6 +224,7 @@ func (b *bench) buildOperator(ctx context.Context) error {
 	burst := flagDefault(string(out), "kube-api-burst")
 	b.defaultQPS = qps + "/" + burst
 	b.defaultWorkers = flagDefault(string(out), "workers")
+	b.defaultMaxWave = flagDefault(string(out), "rollout-max-wave")
 	return nil
 }
 

@@ -3,7 +3,9 @@ package faults
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -12,6 +14,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 )
 
 func TestKwokLeftBehind(t *testing.T) {
@@ -64,6 +69,75 @@ func TestReadFailures(t *testing.T) {
 	} {
 		if got := isReadFailure(err); got != want {
 			t.Errorf("isReadFailure(%v) = %t, want %t", err, got, want)
+		}
+	}
+}
+
+// TestFleetRecorderCheck: the rule of waves scenarios 13 and 14 check holds for waves of 1
+// and 2 one after the other (the next may start in the second the last ended), and each way
+// of breaking it is told: a wave larger than its size, a roll beside one of another wave, a
+// pod replaced outside its Monocle's rolls, a roll of another cause.
+func TestFleetRecorderCheck(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 12, 2, 6, 0, s, 0, time.UTC) }
+	roll := func(wave int32, from, to int) fleetRoll {
+		return fleetRoll{wave: wave, cause: monoclev1alpha1.RolloutCauseWave, phase: monoclev1alpha1.RolloutRolled, start: at(from), end: at(to)}
+	}
+	pods := func(created ...int) map[types.UID]time.Time {
+		out := map[types.UID]time.Time{}
+		for i, s := range created {
+			out[types.UID(fmt.Sprint(i))] = at(s)
+		}
+		return out
+	}
+	for name, tc := range map[string]struct {
+		rolls     map[string][]fleetRoll
+		pods      map[string]map[types.UID]time.Time
+		waves     []int
+		restarts  int
+		problemed bool
+	}{
+		"waves one after the other": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 5)}, "b": {roll(2, 5, 9)}, "c": {roll(2, 6, 10)}, "d": {roll(3, 10, 12)}},
+			pods:  map[string]map[types.UID]time.Time{"a": pods(1, 2), "b": pods(6, 7), "c": pods(7), "d": pods(11)},
+			waves: []int{1, 2, 1}, restarts: 2,
+		},
+		"a failed roll, then resumed": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 20), roll(1, 40, 45)}, "b": {roll(2, 45, 50)}},
+			pods:  map[string]map[types.UID]time.Time{"a": pods(1, 30), "b": pods(46)},
+			waves: []int{1, 1}, restarts: 1,
+		},
+		"a wave larger than its size": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 5)}, "b": {roll(1, 0, 5)}},
+			waves: []int{2}, problemed: true,
+		},
+		"a roll beside one of another wave": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 5)}, "b": {roll(2, 4, 9)}},
+			waves: []int{1, 1}, problemed: true,
+		},
+		"a roll beside one still in flight": {
+			rolls: map[string][]fleetRoll{"a": {{wave: 1, cause: monoclev1alpha1.RolloutCauseWave, start: at(0)}}, "b": {roll(2, 4, 9)}},
+			waves: []int{1, 1}, problemed: true,
+		},
+		"a pod replaced before its wave": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 5)}, "b": {roll(2, 5, 9)}},
+			pods:  map[string]map[types.UID]time.Time{"a": pods(1), "b": pods(3, 6)},
+			waves: []int{1, 1}, restarts: 1, problemed: true,
+		},
+		"pods replaced without a roll": {
+			rolls: map[string][]fleetRoll{"a": {roll(1, 0, 5)}},
+			pods:  map[string]map[types.UID]time.Time{"a": pods(1, 3), "b": pods(2)},
+			waves: []int{1}, restarts: 2, problemed: true,
+		},
+		"a roll the owner caused": {
+			rolls:     map[string][]fleetRoll{"a": {{cause: monoclev1alpha1.RolloutCauseOwner, start: at(0), end: at(0)}}},
+			problemed: true,
+		},
+	} {
+		r := &fleetRecorder{rolls: tc.rolls, pods: tc.pods}
+		waves, restarts, problems := r.check()
+		if !slices.Equal(waves, tc.waves) || restarts != tc.restarts || (len(problems) > 0) != tc.problemed {
+			t.Errorf("%s: check() = waves %v, %d restarting, problems %q; want waves %v, %d restarting, problems %t",
+				name, waves, restarts, problems, tc.waves, tc.restarts, tc.problemed)
 		}
 	}
 }

@@ -10,8 +10,10 @@
 // lease), API server and etcd restarts mid-reconcile, owned objects deleted or edited by
 // another client, conflicting writers, deletions (of a Monocle whose update-idents Job
 // runs, and of a namespace full of Monocles), operator crashes while it adopts what the
-// earlier operator made, while it restores, while it upgrades, and while it hibernates and
-// wakes Monocles.
+// earlier operator made, while it restores, while it upgrades, while it hibernates and
+// wakes Monocles, and while it switches nodes to security; the operator's rolling update
+// from the previous release; and the leader SIGKILLed while the new release rolls its
+// templates out in waves, and while that rollout is halted by a failed canary.
 //
 //	go test ./test/faults/                          # short variant (CI), a few minutes
 //	go test -v -timeout 60m ./test/faults/ -args -faults.full   # make test-faults
@@ -84,6 +86,9 @@ type sizes struct {
 	// rollingMonocles are led by the previous release, then by this one across a rolling
 	// update of the operator.
 	rollingMonocles int
+	// fleetMonocles are rolled from the previous release in waves while the leader is
+	// SIGKILLed; haltMonocles wait behind a failed canary while it is.
+	fleetMonocles, haltMonocles int
 	// quietWindow is how long the operator must not write for "writes at rest".
 	quietWindow time.Duration
 }
@@ -94,14 +99,14 @@ var (
 		leaderRounds: 4, leaderMonocles: 4, restarts: 1, restartMonocles: 3,
 		driftMonocles: 4, driftRounds: 3, conflictMonocles: 3, conflictWindow: 12 * time.Second,
 		deletionRuns: 2, namespaceRuns: 1, adoptionRuns: 2, restoreRuns: 2, upgradeRuns: 2, hibernationMonocles: 2,
-		securityMonocles: 2, rollingMonocles: 2, quietWindow: 5 * time.Second,
+		securityMonocles: 2, rollingMonocles: 2, fleetMonocles: 6, haltMonocles: 3, quietWindow: 5 * time.Second,
 	}
 	full = sizes{
 		name: "full", crashMonocles: 100, crashNamespaces: 10, crashKills: 12,
 		leaderRounds: 10, leaderMonocles: 8, restarts: 3, restartMonocles: 4,
 		driftMonocles: 10, driftRounds: 10, conflictMonocles: 6, conflictWindow: 60 * time.Second,
 		deletionRuns: 5, namespaceRuns: 3, adoptionRuns: 5, restoreRuns: 4, upgradeRuns: 3, hibernationMonocles: 5,
-		securityMonocles: 3, rollingMonocles: 4, quietWindow: 10 * time.Second,
+		securityMonocles: 3, rollingMonocles: 4, fleetMonocles: 10, haltMonocles: 5, quietWindow: 10 * time.Second,
 	}
 )
 

@@ -5,11 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	monoclev1alpha1 "github.com/change-metrics/monocle-operator/pkg/apis/monocle/v1alpha1"
 	"github.com/change-metrics/monocle-operator/test/testkit"
 )
 
@@ -43,43 +49,18 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	sc := beginScenario(t, "12. rolling update across releases, old leader SIGKILLed")
 	defer sc.finish()
 	rng := rand.New(rand.NewPCG(uint64(env.seed), 12))
-	prev, err := testkit.BuildPreviousRelease(ctx, env.Root, t.TempDir())
-	if errors.Is(err, testkit.ErrNoHistory) {
-		sc.Skip(err)
-	} else if err != nil {
-		sc.Fatal(err)
-	}
+	prev := previousRelease(ctx, sc)
 
 	const name = "roll"
-	var namespaces []string
-	for i := range env.size.rollingMonocles {
-		namespaces = append(namespaces, fmt.Sprintf("faults-rolling-%d", i))
-	}
+	namespaces := numbered("faults-rolling", env.size.rollingMonocles)
 	// Both releases watch the scenario's namespaces only: the Monocles of the earlier
 	// scenarios are this release's, which the previous one would roll back, as a downgrade.
 	flags := append([]string{"--namespaces=" + strings.Join(namespaces, ",")}, churnLeaseFlags...)
+	// This release's replicas roll its templates out to every Monocle at once: the
+	// scenario is the operator's own rolling update; scenarios 13 and 14 roll in waves.
+	newFlags := append(slices.Clone(flags), "--rollout-strategy=all-at-once")
 	begin := time.Now()
-	startOld := func() *operator {
-		return env.operators.startBinary(t, prev.Bin, previousOperatorArgs(), flags...)
-	}
-	ops := []*operator{startOld(), startOld()}
-	for _, ns := range namespaces {
-		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
-			sc.Fatal(err)
-		}
-		env.Elastic.SetIndices(ns, name, securityIndices...)
-		env.Elastic.ServeBundledWithoutSecurity(ns, name)
-		if err := createMonocle(ctx, ns, name); err != nil {
-			sc.Fatal(err)
-		}
-	}
-	oldLeader, err := waitLeader(ctx, 30*time.Second, ops)
-	if err != nil {
-		sc.Fatal(err)
-	}
-	if _, err := waitConverged(ctx, crashReadyBudget, namespaces, nil); err != nil {
-		sc.Fatalf("the Monocles are not Ready under the previous release: %v%s", err, testBedState(ctx))
-	}
+	ops, oldLeader := previousFleet(ctx, sc, prev, flags, namespaces, name, nil)
 	kept, pvcs, err := keptForSwitch(ctx, namespaces, name)
 	if err != nil {
 		sc.Fatal(err)
@@ -88,7 +69,7 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	// The rolling update: a surge replica of this release, the old leader SIGKILLed while
 	// both releases run, the other old replica terminated, a second new replica.
 	released := map[string]bool{}
-	ops = append(ops, env.operators.start(t, flags...))
+	ops = append(ops, env.operators.start(t, newFlags...))
 	delay := time.Duration(rng.IntN(3000)) * time.Millisecond
 	time.Sleep(delay)
 	killed := time.Now()
@@ -108,7 +89,7 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 	if err := other.stop(); err != nil {
 		sc.Error(err)
 	}
-	ops = append(ops[1:], env.operators.start(t, flags...))
+	ops = append(ops[1:], env.operators.start(t, newFlags...))
 	last, err := waitLeader(ctx, 30*time.Second, ops)
 	if err != nil {
 		sc.Fatal(err)
@@ -148,4 +129,73 @@ func testRollingUpdateAcrossReleases(t *testing.T) {
 			sc.Error(err)
 		}
 	}
+}
+
+// previous is the previous release, built once for the scenarios that run it.
+var previous struct {
+	once    sync.Once
+	release testkit.PreviousRelease
+	err     error
+}
+
+// previousRelease builds the previous release (testkit.BuildPreviousRelease) into the work
+// directory the first time a scenario asks for it, and skips sc when the clone lacks its
+// commit.
+func previousRelease(ctx context.Context, sc *scenario) testkit.PreviousRelease {
+	previous.once.Do(func() {
+		dir := filepath.Join(env.WorkDir, "previous-release")
+		if previous.err = os.MkdirAll(dir, 0o755); previous.err == nil {
+			previous.release, previous.err = testkit.BuildPreviousRelease(ctx, env.Root, dir)
+		}
+	})
+	if errors.Is(previous.err, testkit.ErrNoHistory) {
+		sc.Skip(previous.err)
+	} else if previous.err != nil {
+		sc.Fatal(previous.err)
+	}
+	return previous.release
+}
+
+// previousFleet starts two replicas of the previous release prev with flags, creates a
+// bundled Monocle name in each of namespaces (edited by prepare first, when not nil), its
+// node served without security as that release runs it and holding securityIndices, and
+// waits until a replica leads and every Monocle is Ready. It returns the replicas and the
+// leader.
+func previousFleet(ctx context.Context, sc *scenario, prev testkit.PreviousRelease, flags, namespaces []string, name string, prepare func(*monoclev1alpha1.Monocle)) ([]*operator, *operator) {
+	sc.Helper()
+	ops := make([]*operator, 2)
+	for i := range ops {
+		ops[i] = env.operators.startBinary(sc.T, prev.Bin, previousOperatorArgs(), flags...)
+	}
+	for _, ns := range namespaces {
+		if err := testkit.CreateNamespace(ctx, env.Kube, ns); err != nil {
+			sc.Fatal(err)
+		}
+		env.Elastic.SetIndices(ns, name, securityIndices...)
+		env.Elastic.ServeBundledWithoutSecurity(ns, name)
+		m := newMonocle(ns, name)
+		if prepare != nil {
+			prepare(m)
+		}
+		if _, err := env.Monocles.MonocleV1alpha1().Monocles(ns).Create(ctx, m, metav1.CreateOptions{}); err != nil {
+			sc.Fatal(err)
+		}
+	}
+	leader, err := waitLeader(ctx, 30*time.Second, ops)
+	if err != nil {
+		sc.Fatal(err)
+	}
+	if _, err := waitConverged(ctx, crashReadyBudget, namespaces, nil); err != nil {
+		sc.Fatalf("the Monocles are not Ready under %s: %v%s", prev.Version, err, testBedState(ctx))
+	}
+	return ops, leader
+}
+
+// numbered returns n names prefix-0, prefix-1 ...
+func numbered(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s-%d", prefix, i)
+	}
+	return out
 }

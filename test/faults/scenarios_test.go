@@ -80,3 +80,15 @@ func TestRollingUpdateAcrossReleases(t *testing.T) {
 	testkit.NeedCluster(t, env.Env != nil)
 	testRollingUpdateAcrossReleases(t)
 }
+
+// TestFleetRolloutLeaderKill is scenario 13 (testFleetRolloutLeaderKill).
+func TestFleetRolloutLeaderKill(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testFleetRolloutLeaderKill(t)
+}
+
+// TestFleetRolloutHalt is scenario 14 (testFleetRolloutHalt).
+func TestFleetRolloutHalt(t *testing.T) {
+	testkit.NeedCluster(t, env.Env != nil)
+	testFleetRolloutHalt(t)
+}
